@@ -1,0 +1,310 @@
+//! Harness for the suite's cross-crate, interop and rosbag replay tests.
+//!
+//! Every test that opens DDS sockets calls [`require_private_netns`] first: the suite's rule is
+//! that DDS traffic never leaves loopback, so such tests run only inside the private network
+//! namespace that `tests/run_all.sh` sets up (via `../shared/netns-run`). Tests run in parallel
+//! inside that one namespace, so each takes its own ROS domain from [`next_domain_id`].
+#![warn(missing_docs)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicU16, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// The repository root (the workspace directory).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ has a parent")
+        .to_path_buf()
+}
+
+/// Panics with an explanation unless this process runs in a network namespace whose only
+/// interface is loopback. Call it at the start of every test that opens DDS sockets.
+pub fn require_private_netns() {
+    // /proc/self/net/dev lists the interfaces of this process's network namespace
+    // (/sys/class/net may still show the host's, since sysfs is not remounted by `unshare`).
+    let ifaces = net_interfaces();
+    assert!(
+        ifaces == ["lo"],
+        "this test opens DDS sockets and must run inside a private loopback-only network \
+         namespace (found interfaces {ifaces:?}); run it through tests/run_all.sh or \
+         `../shared/netns-run cargo test ...`"
+    );
+}
+
+/// Names of the network interfaces of this process's namespace, sorted.
+pub fn net_interfaces() -> Vec<String> {
+    let text = std::fs::read_to_string("/proc/self/net/dev").unwrap_or_default();
+    let mut ifaces: Vec<String> = text
+        .lines()
+        .skip(2)
+        .filter_map(|l| l.split(':').next())
+        .map(|n| n.trim().to_string())
+        .filter(|n| !n.is_empty())
+        .collect();
+    ifaces.sort();
+    ifaces
+}
+
+static NEXT_DOMAIN: AtomicU16 = AtomicU16::new(0);
+
+/// A ROS domain id no other test of this process uses (1..=200, cycling).
+pub fn next_domain_id() -> u16 {
+    1 + NEXT_DOMAIN.fetch_add(1, Ordering::Relaxed) % 200
+}
+
+/// Directory holding the workspace's binaries for the profile this test was built with
+/// (`target/release` or `target/debug`).
+pub fn bin_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("current_exe");
+    // target/<profile>/deps/<test-binary>
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("test binary lives in target/<profile>/deps")
+        .to_path_buf()
+}
+
+/// Path of a workspace binary; panics with a hint if it was not built.
+pub fn bin(name: &str) -> PathBuf {
+    let p = bin_dir().join(name);
+    assert!(
+        p.is_file(),
+        "binary {} is missing: build the workspace first (`cargo build --release --workspace`)",
+        p.display()
+    );
+    p
+}
+
+/// The Python interpreter of the peers' venv (`$RPQ_PYENV/bin/python`).
+///
+/// Panics with instructions if the venv was not prepared: tests against third-party peers must
+/// fail, not skip, when the peers are missing.
+pub fn python() -> PathBuf {
+    let venv = std::env::var_os("RPQ_PYENV").map(PathBuf::from).unwrap_or_else(|| {
+        panic!("RPQ_PYENV is not set: run the tests through tests/run_all.sh, which creates the peers' venv")
+    });
+    let py = venv.join("bin").join("python");
+    assert!(
+        py.is_file(),
+        "no Python at {}: run tests/setup_pyenv.sh {}",
+        py.display(),
+        venv.display()
+    );
+    py
+}
+
+/// A Python peer script from `tests/python/`.
+pub fn peer_script(name: &str) -> PathBuf {
+    repo_root().join("tests").join("python").join(name)
+}
+
+/// Environment shared by every process of one test: its ROS domain and the Cyclone config.
+#[derive(Debug, Clone)]
+pub struct TestEnv {
+    /// ROS_DOMAIN_ID for all processes of the test.
+    pub domain_id: u16,
+    /// Extra environment variables (name, value).
+    pub vars: Vec<(String, String)>,
+}
+
+impl TestEnv {
+    /// A fresh environment on its own domain; checks the network namespace first.
+    pub fn new() -> Self {
+        require_private_netns();
+        let cyclone = repo_root().join("tests").join("cyclonedds.xml");
+        TestEnv {
+            domain_id: next_domain_id(),
+            vars: vec![(
+                "CYCLONEDDS_URI".into(),
+                format!("file://{}", cyclone.display()),
+            )],
+        }
+    }
+
+    /// Adds or replaces a variable.
+    pub fn with(mut self, name: &str, value: &str) -> Self {
+        self.vars.retain(|(n, _)| n != name);
+        self.vars.push((name.into(), value.into()));
+        self
+    }
+
+    /// A command with this environment applied (`ROS_DOMAIN_ID` and the extra variables).
+    pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+        let mut c = Command::new(program);
+        c.env("ROS_DOMAIN_ID", self.domain_id.to_string());
+        c.env_remove("RMW_IMPLEMENTATION");
+        for (n, v) in &self.vars {
+            c.env(n, v);
+        }
+        c
+    }
+
+    /// Runs a Python peer script to completion (it bounds its own run time with `--timeout`).
+    pub fn run_peer(&self, script: &str, args: &[&str]) -> PeerOutput {
+        let out = self
+            .command(python())
+            .arg(peer_script(script))
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap_or_else(|e| panic!("cannot start python peer {script}: {e}"));
+        PeerOutput::from(out)
+    }
+}
+
+impl Default for TestEnv {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// What a peer printed: stdout parsed as one JSON value per line, plus the raw streams.
+#[derive(Debug)]
+pub struct PeerOutput {
+    /// Exit status success.
+    pub success: bool,
+    /// Raw standard output.
+    pub stdout: String,
+    /// Raw standard error.
+    pub stderr: String,
+}
+
+impl From<Output> for PeerOutput {
+    fn from(o: Output) -> Self {
+        PeerOutput {
+            success: o.status.success(),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        }
+    }
+}
+
+impl PeerOutput {
+    /// Panics with both streams unless the peer exited successfully.
+    pub fn assert_ok(&self, what: &str) -> &Self {
+        assert!(
+            self.success,
+            "{what} failed\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.stdout, self.stderr
+        );
+        self
+    }
+
+    /// Lines of stdout that parse as YAML/JSON mappings (JSON is YAML).
+    pub fn records(&self) -> Vec<serde_yaml::Value> {
+        self.stdout
+            .lines()
+            .filter(|l| l.trim_start().starts_with('{'))
+            .filter_map(|l| serde_yaml::from_str(l).ok())
+            .collect()
+    }
+}
+
+/// A running node (child process) whose output is collected; stopped with SIGINT on drop.
+pub struct NodeProcess {
+    name: String,
+    child: Option<Child>,
+    lines: Arc<Mutex<Vec<String>>>,
+}
+
+impl std::fmt::Debug for NodeProcess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NodeProcess").field("name", &self.name).finish()
+    }
+}
+
+impl NodeProcess {
+    /// Starts `cmd` with piped stdout/stderr; `name` labels its output in failure messages.
+    pub fn spawn(name: &str, mut cmd: Command) -> Self {
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {name}: {e}"));
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        for stream in [
+            child.stdout.take().map(|s| Box::new(s) as Box<dyn std::io::Read + Send>),
+            child.stderr.take().map(|s| Box::new(s) as Box<dyn std::io::Read + Send>),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            let lines = Arc::clone(&lines);
+            std::thread::spawn(move || {
+                for line in BufReader::new(stream).lines().map_while(Result::ok) {
+                    lines.lock().unwrap().push(line);
+                }
+            });
+        }
+        NodeProcess {
+            name: name.to_string(),
+            child: Some(child),
+            lines,
+        }
+    }
+
+    /// All output lines so far (stdout and stderr interleaved as read).
+    pub fn output(&self) -> Vec<String> {
+        self.lines.lock().unwrap().clone()
+    }
+
+    /// Waits until an output line contains `needle`; panics with the output on timeout.
+    pub fn wait_for_output(&self, needle: &str, timeout: Duration) -> String {
+        let t0 = Instant::now();
+        loop {
+            if let Some(l) = self.output().into_iter().find(|l| l.contains(needle)) {
+                return l;
+            }
+            if t0.elapsed() > timeout {
+                panic!(
+                    "{} did not print {needle:?} within {timeout:?}; output:\n{}",
+                    self.name,
+                    self.output().join("\n")
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// True while the process runs.
+    pub fn is_running(&mut self) -> bool {
+        matches!(self.child.as_mut().map(|c| c.try_wait()), Some(Ok(None)))
+    }
+
+    /// Sends SIGINT and waits up to `grace` for a clean exit (SIGKILL after that).
+    /// Returns the exit code (None if killed by a signal).
+    pub fn stop(&mut self, grace: Duration) -> Option<i32> {
+        let mut child = self.child.take()?;
+        signal(child.id(), "INT");
+        let t0 = Instant::now();
+        loop {
+            if let Ok(Some(status)) = child.try_wait() {
+                return status.code();
+            }
+            if t0.elapsed() > grace {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for NodeProcess {
+    fn drop(&mut self) {
+        self.stop(Duration::from_secs(3));
+    }
+}
+
+/// Sends a signal by name (`INT`, `TERM`, ...) to a process with the `kill` command.
+pub fn signal(pid: u32, name: &str) {
+    let _ = Command::new("kill")
+        .arg(format!("-{name}"))
+        .arg(pid.to_string())
+        .status();
+}
