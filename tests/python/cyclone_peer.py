@@ -407,18 +407,19 @@ def build(cls: type, data: Any, where: str = "") -> Any:
 class ServiceTypes:
     """Wire structs of one service: the request header fields, then the body's fields."""
 
-    def __init__(self, srv: str):
+    def __init__(self, srv: str, reverse_request: bool = False):
         if srv not in SERVICES:
             raise ValueError(f"service type {srv!r} is not declared (have: {sorted(SERVICES)})")
         self.srv = srv
         self.request_body, self.response_body = SERVICES[srv]
-        self.request = self._wire(self.request_body, "RequestWire")
+        self.request = self._wire(self.request_body, "RequestWire", reverse_request)
         self.response = self._wire(self.response_body, "ResponseWire")
 
     @staticmethod
-    def _wire(body: type, suffix: str) -> type:
+    def _wire(body: type, suffix: str, reverse: bool = False) -> type:
         fields = {"client_guid": uint64, "sequence_number": int64}
-        fields.update(hints(body))
+        body_fields = list(hints(body).items())
+        fields.update(reversed(body_fields) if reverse else body_fields)
         return make_idl_struct(f"{body.__name__}{suffix}", body.__idl_typename__, fields)
 
     @staticmethod
@@ -435,6 +436,13 @@ def service_topics(name: str) -> Tuple[str, str]:
     """'/compute_fk' -> ('rq/compute_fkRequest', 'rr/compute_fkReply')."""
     base = name if name.startswith("/") else "/" + name
     return f"rq{base}Request", f"rr{base}Reply"
+
+
+def reversed_struct(cls: type) -> type:
+    """`cls` with its top-level fields in reverse order under the same DDS type name: a wrong
+    declaration on purpose, for negative controls (`--reverse-fields`)."""
+    fields = dict(reversed(list(hints(cls).items())))
+    return make_idl_struct(f"{cls.__name__}Reversed", cls.__idl_typename__, fields)
 
 
 def dds_topic(name: str) -> str:
@@ -546,6 +554,10 @@ def cmd_pub(d: Dds, a: argparse.Namespace) -> None:
     except (ValueError, TypeError, yaml.YAMLError) as e:
         fail(f"cannot build {a.type} from {a.yaml!r}: {e}")
     topic = dds_topic(a.topic)
+    if a.reverse_fields:
+        wrong = reversed_struct(cls)
+        sample = wrong(**{f.name: getattr(sample, f.name) for f in dataclasses.fields(sample)})
+        cls = wrong
     writer = d.writer(topic, cls, a.qos, max(a.depth, 1))
     matched = 0
     if a.wait_subscribers > 0:
@@ -557,11 +569,11 @@ def cmd_pub(d: Dds, a: argparse.Namespace) -> None:
     if a.linger > 0:  # reliable retransmissions and acks
         time.sleep(min(a.linger, d.deadline.remaining()))
     emit("published", topic=topic, type=ros_name(cls), dds_type=cls.__idl_typename__,
-         count=a.count, matched=matched, data=plain(sample))
+         count=a.count, matched=matched, reverse_fields=a.reverse_fields, data=plain(sample))
 
 
 def call_service(d: Dds, a: argparse.Namespace, srv: str, request_body: Any) -> None:
-    types = ServiceTypes(srv)
+    types = ServiceTypes(srv, reverse_request=a.reverse_fields)
     rq, rr = service_topics(a.service)
     writer = d.writer(rq, types.request, "reliable")
     reader = d.reader(rr, types.response, "reliable")
@@ -830,6 +842,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--depth", type=int, default=10)
 
     sp = add("pub", cmd_pub, "publish a sample given as YAML")
+    sp.add_argument("--reverse-fields", action="store_true",
+                    help="negative control: send the top-level fields in reverse order")
     sp.add_argument("--topic", required=True)
     sp.add_argument("--type", required=True)
     sp.add_argument("--yaml", default="{}")
@@ -841,11 +855,15 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--linger", type=float, default=0.5)
 
     sp = add("call", cmd_call, "call a service (rmw_cyclonedds_cpp wire convention)")
+    sp.add_argument("--reverse-fields", action="store_true",
+                    help="negative control: send the top-level fields in reverse order")
     sp.add_argument("--service", required=True)
     sp.add_argument("--type", required=True, choices=sorted(SERVICES))
     sp.add_argument("--request-yaml", default="{}")
 
     sp = add("call-fk", cmd_call_fk, "call rpq_interfaces/srv/ComputeForwardKinematics")
+    sp.add_argument("--reverse-fields", action="store_true",
+                    help="negative control: send the top-level fields in reverse order")
     sp.add_argument("--service", default="/compute_forward_kinematics")
     sp.add_argument("--joint-names", default="")
     sp.add_argument("--positions", default="")

@@ -212,7 +212,9 @@ pub struct NodeProcess {
 
 impl std::fmt::Debug for NodeProcess {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("NodeProcess").field("name", &self.name).finish()
+        f.debug_struct("NodeProcess")
+            .field("name", &self.name)
+            .finish()
     }
 }
 
@@ -227,8 +229,14 @@ impl NodeProcess {
             .unwrap_or_else(|e| panic!("cannot start {name}: {e}"));
         let lines = Arc::new(Mutex::new(Vec::new()));
         for stream in [
-            child.stdout.take().map(|s| Box::new(s) as Box<dyn std::io::Read + Send>),
-            child.stderr.take().map(|s| Box::new(s) as Box<dyn std::io::Read + Send>),
+            child
+                .stdout
+                .take()
+                .map(|s| Box::new(s) as Box<dyn std::io::Read + Send>),
+            child
+                .stderr
+                .take()
+                .map(|s| Box::new(s) as Box<dyn std::io::Read + Send>),
         ]
         .into_iter()
         .flatten()
@@ -307,4 +315,212 @@ pub fn signal(pid: u32, name: &str) {
         .arg(format!("-{name}"))
         .arg(pid.to_string())
         .status();
+}
+
+// ---------------------------------------------------------------------------------------------
+// robot_sim and peer-output helpers of the interop tests (rclpy_interop, cyclone_interop,
+// launch_bringup).
+
+/// What `robot_sim` prints once its publishers, subscriptions and services exist.
+pub const ROBOT_SIM_READY: &str = "robot_sim ready:";
+
+/// The robot model every interop test drives: `urdf/rx60b.urdf`.
+pub fn rx60_urdf() -> PathBuf {
+    repo_root().join("urdf").join("rx60b.urdf")
+}
+
+/// Starts `robot_sim` on `env`'s domain with the RX60 URDF and the extra ROS arguments
+/// `ros_args` (e.g. `["-p", "initial_positions:=[0.1, ...]"]`), and waits until it is ready.
+pub fn spawn_robot_sim(env: &TestEnv, ros_args: &[&str]) -> NodeProcess {
+    let mut cmd = env.command(bin("robot_sim"));
+    cmd.arg("--ros-args")
+        .arg("-p")
+        .arg(format!("robot_description_file:={}", rx60_urdf().display()))
+        .args(ros_args);
+    let node = NodeProcess::spawn("robot_sim", cmd);
+    node.wait_for_output(ROBOT_SIM_READY, Duration::from_secs(20));
+    node
+}
+
+/// A `[a, b, c]` parameter value for `-p name:=...`, every number written so that it reads back
+/// as the same `f64` (and as a double, not an integer).
+pub fn yaml_f64_list(values: &[f64]) -> String {
+    let items: Vec<String> = values.iter().map(|v| format!("{v:?}")).collect();
+    format!("[{}]", items.join(", "))
+}
+
+/// `a,b,c` for the peers' `--values` / `--positions` options (exact round trip).
+pub fn csv_f64(values: &[f64]) -> String {
+    let items: Vec<String> = values.iter().map(|v| format!("{v:?}")).collect();
+    items.join(",")
+}
+
+/// Reads a JSON/YAML list of numbers (a peer's `position`, `data`, ...) as `f64`s; panics
+/// with the value if it is not one.
+pub fn as_f64s(value: &serde_yaml::Value) -> Vec<f64> {
+    value
+        .as_sequence()
+        .unwrap_or_else(|| panic!("expected a list of numbers, got {value:?}"))
+        .iter()
+        .map(|v| {
+            v.as_f64()
+                .unwrap_or_else(|| panic!("expected a number, got {v:?} in {value:?}"))
+        })
+        .collect()
+}
+
+/// Reads a JSON/YAML list of strings; panics with the value if it is not one.
+pub fn as_strings(value: &serde_yaml::Value) -> Vec<String> {
+    value
+        .as_sequence()
+        .unwrap_or_else(|| panic!("expected a list of strings, got {value:?}"))
+        .iter()
+        .map(|v| {
+            v.as_str()
+                .unwrap_or_else(|| panic!("expected a string, got {v:?} in {value:?}"))
+                .to_string()
+        })
+        .collect()
+}
+
+impl PeerOutput {
+    /// The first record of `kind`; panics with the peer's output if there is none.
+    pub fn record(&self, kind: &str) -> serde_yaml::Value {
+        self.records_of(kind).into_iter().next().unwrap_or_else(|| {
+            panic!(
+                "no {kind:?} record\n--- stdout ---\n{}\n--- stderr ---\n{}",
+                self.stdout, self.stderr
+            )
+        })
+    }
+
+    /// Every record of `kind`, in output order.
+    pub fn records_of(&self, kind: &str) -> Vec<serde_yaml::Value> {
+        self.records()
+            .into_iter()
+            .filter(|r| r["kind"].as_str() == Some(kind))
+            .collect()
+    }
+}
+
+/// The RX60 model of `urdf/rx60b.urdf`, loaded with `rpq_kinematics` (the reference for what
+/// the nodes compute).
+pub fn rx60_robot() -> rpq_kinematics::Robot {
+    rpq_kinematics::Robot::from_urdf_file(rx60_urdf()).expect("urdf/rx60b.urdf loads")
+}
+
+/// Checks a `geometry_msgs/PoseStamped` a peer decoded (`{header, pose: {position,
+/// orientation}}`) against `rpq_kinematics`' forward kinematics of `link` at `q`: frame id =
+/// root link, position and orientation within `tol` (quaternion sign aligned).
+pub fn assert_pose_is_fk(pose_stamped: &serde_yaml::Value, link: &str, q: &[f64], tol: f64) {
+    let robot = rx60_robot();
+    let expected = robot.link_pose(link, q).expect("reference FK");
+    let frame = pose_stamped["header"]["frame_id"].as_str();
+    assert_eq!(
+        frame,
+        Some(robot.root_link().name.as_str()),
+        "pose frame: {pose_stamped:?}"
+    );
+    let num = |v: &serde_yaml::Value, k: &str| {
+        v[k].as_f64()
+            .unwrap_or_else(|| panic!("no number {k} in {pose_stamped:?}"))
+    };
+    let p = &pose_stamped["pose"]["position"];
+    let got_p = [num(p, "x"), num(p, "y"), num(p, "z")];
+    let t = expected.translation.vector;
+    let want_p = [t.x, t.y, t.z];
+    let o = &pose_stamped["pose"]["orientation"];
+    let got_q = [num(o, "x"), num(o, "y"), num(o, "z"), num(o, "w")];
+    let r = expected.rotation;
+    let mut want_q = [r.i, r.j, r.k, r.w];
+    let dot: f64 = got_q.iter().zip(&want_q).map(|(a, b)| a * b).sum();
+    if dot < 0.0 {
+        want_q.iter_mut().for_each(|c| *c = -*c);
+    }
+    for (i, (g, w)) in got_p.iter().zip(&want_p).enumerate() {
+        assert!(
+            (g - w).abs() <= tol,
+            "{link} position[{i}]: node {g}, rpq_kinematics {w} (q = {q:?})"
+        );
+    }
+    for (i, (g, w)) in got_q.iter().zip(&want_q).enumerate() {
+        assert!(
+            (g - w).abs() <= tol,
+            "{link} orientation[{i}] (x,y,z,w): node {g}, rpq_kinematics {w} (q = {q:?})"
+        );
+    }
+}
+
+// ---- bag replay (tests/tests/bag_replay.rs) ----
+
+impl NodeProcess {
+    /// Waits up to `timeout` for the process to exit on its own. Returns its exit code
+    /// (`Some(None)` if a signal ended it), or `None` if it still runs (it is then left running;
+    /// [`NodeProcess::stop`] or drop ends it).
+    pub fn wait_exit(&mut self, timeout: Duration) -> Option<Option<i32>> {
+        let t0 = Instant::now();
+        loop {
+            let child = self.child.as_mut()?;
+            if let Ok(Some(status)) = child.try_wait() {
+                self.child = None;
+                return Some(status.code());
+            }
+            if t0.elapsed() > timeout {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+#[cfg(test)]
+mod interop_helper_tests {
+    use super::*;
+
+    fn pose_value(link: &str, q: &[f64]) -> serde_yaml::Value {
+        let robot = rx60_robot();
+        let p = robot.link_pose(link, q).unwrap();
+        let (t, r) = (p.translation.vector, p.rotation);
+        serde_yaml::from_str(&format!(
+            "{{header: {{frame_id: {}}}, pose: {{position: {{x: {:?}, y: {:?}, z: {:?}}}, \
+             orientation: {{x: {:?}, y: {:?}, z: {:?}, w: {:?}}}}}}}",
+            robot.root_link().name,
+            t.x,
+            t.y,
+            t.z,
+            -r.i,
+            -r.j,
+            -r.k,
+            -r.w
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn pose_check_accepts_the_fk_pose_with_either_quaternion_sign() {
+        let q = [0.1, -0.2, 0.3, -0.4, 0.5, -0.6];
+        assert_pose_is_fk(&pose_value("tool0", &q), "tool0", &q, 1e-12);
+    }
+
+    #[test]
+    #[should_panic(expected = "tool0 position")]
+    fn pose_check_rejects_another_pose() {
+        let q = [0.1, -0.2, 0.3, -0.4, 0.5, -0.6];
+        let mut other = q;
+        other[1] += 1e-6;
+        assert_pose_is_fk(&pose_value("tool0", &other), "tool0", &q, 1e-9);
+    }
+
+    #[test]
+    fn number_lists_round_trip_exactly() {
+        let v = [0.1, -2.5e-300, 1.0 / 3.0, 7.0];
+        assert_eq!(
+            yaml_f64_list(&v),
+            "[0.1, -2.5e-300, 0.3333333333333333, 7.0]"
+        );
+        let parsed: serde_yaml::Value = serde_yaml::from_str(&yaml_f64_list(&v)).unwrap();
+        assert_eq!(as_f64s(&parsed), v);
+        let csv: Vec<f64> = csv_f64(&v).split(',').map(|s| s.parse().unwrap()).collect();
+        assert_eq!(csv, v);
+    }
 }

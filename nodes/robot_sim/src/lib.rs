@@ -1,8 +1,20 @@
 //! Simulated robot driver with the behaviour of a ros2_control stack running mock hardware
-//! (`forward_position_controller`, `forward_velocity_controller`, `joint_trajectory_controller`).
+//! (`forward_position_controller`, `forward_velocity_controller`, `joint_trajectory_controller`)
+//! plus `robot_state_publisher`, for any URDF arm.
 //!
-//! The library holds the pure simulation core, [`hardware`]: plain `f64` slices, joint names and
-//! seconds, no ROS types and no clocks. The `robot_sim` binary converts messages and calls it.
+//! * [`hardware`]: the pure simulation core: plain `f64` slices, joint names and seconds, no ROS
+//!   types and no clocks;
+//! * [`ros_io`]: pure conversions between ROS messages and the core, TF and forward-kinematics
+//!   answers from [`rpq_kinematics`];
+//! * [`settings`]: the node's parameters (as documented in `config/robot_sim.yaml`).
+//!
+//! The `robot_sim` binary is the thin ROS 2 node around them: it reads the parameters and the
+//! URDF, then converts messages and calls the core on a monotonic clock.
 #![warn(missing_docs)]
 
+mod error;
 pub mod hardware;
+pub mod ros_io;
+pub mod settings;
+
+pub use error::NodeError;

@@ -12,6 +12,10 @@
 //!   messages in log-time order; damaged or foreign files give a [`BagError`].
 //! * [`replay`] turns messages into a timed publishing plan and plays it through any
 //!   [`replay::Publisher`].
+//! * [`live`] is the harness on DDS (through `rpq_ros`): [`live::replay`] plays a bag into
+//!   running nodes with its recorded timing while recording their outputs to a new bag,
+//!   [`live::record`] records; [`types`] maps bag type names to the typed publishers and
+//!   subscriptions of `rpq_ros`. The `rpq_bag` binary (`info`, `replay`, `record`) wraps them.
 //!
 //! ```
 //! use rpq_bag::{BagReader, BagWriter};
@@ -34,10 +38,12 @@
 #![warn(missing_docs)]
 
 pub mod encapsulation;
+pub mod live;
 pub mod metadata;
 pub mod qos;
 pub mod reader;
 pub mod replay;
+pub mod types;
 pub mod writer;
 
 use std::path::PathBuf;
@@ -233,6 +239,48 @@ pub enum BagError {
         /// Target topic.
         topic: String,
         /// Publisher's message.
+        reason: String,
+    },
+    /// A bag or a discovered publisher uses a message type the live tools cannot handle.
+    #[error(
+        "message type `{type_name}` is not supported by rpq_bag; supported types: {supported}"
+    )]
+    UnsupportedType {
+        /// The type name.
+        type_name: String,
+        /// Comma-separated list of the supported type names.
+        supported: String,
+    },
+    /// A message of the bag to replay does not decode as its type.
+    #[error("topic `{topic}`: message at log time {log_time} ns does not decode as `{type_name}`: {reason}")]
+    Undecodable {
+        /// Recorded topic.
+        topic: String,
+        /// Its type.
+        type_name: String,
+        /// Log time of the message.
+        log_time: u64,
+        /// Decoder message.
+        reason: String,
+    },
+    /// The ROS transport failed (node, publisher or subscription creation, bad name).
+    #[error("ROS transport: {0}")]
+    Ros(#[from] rpq_ros::node::RosError),
+    /// Peers did not show up in time: nobody subscribed to a played topic, or nobody
+    /// published a recorded one.
+    #[error("waited {waited_s} s: {detail}")]
+    Timeout {
+        /// Seconds waited.
+        waited_s: f64,
+        /// What was missing.
+        detail: String,
+    },
+    /// A subscription failed while recording.
+    #[error("recording `{topic}` failed: {reason}")]
+    Record {
+        /// Recorded topic.
+        topic: String,
+        /// What went wrong.
         reason: String,
     },
 }

@@ -2,7 +2,7 @@
 //!
 //! [`Plan::new`] is pure: it selects and renames topics and turns log times into send
 //! offsets from the start of playback. [`play`] sends a plan through any [`Publisher`]
-//! following a [`Clock`]; the DDS publisher and an async player come with the transport.
+//! following a [`Clock`]. The DDS player is [`crate::live::replay`].
 //!
 //! ```
 //! use std::time::Duration;

@@ -1,8 +1,9 @@
 //! Interop with third-party bag tools: a bag rpq_bag writes opens in `rosbags` (AnyReader and
 //! rosbag2.Reader) and in `mcap-ros2-support`, and a bag `rosbags` writes opens in rpq_bag.
 //!
-//! Needs a Python environment with `rosbags`, `mcap-ros2-support` and numpy: set `RPQ_PYENV`
-//! to its prefix (the test runs `$RPQ_PYENV/bin/python`) and run with `--ignored`.
+//! Needs the Python environment of the test peers (`rosbags`, `mcap-ros2-support`, numpy):
+//! `RPQ_PYENV` names its prefix (the tests run `$RPQ_PYENV/bin/python`). `tests/run_all.sh`
+//! creates it and sets the variable; without it these tests fail (they never skip).
 
 mod common;
 
@@ -18,9 +19,20 @@ const T0: u64 = 1_700_000_000_000_000_000;
 const STRING_HASH: &str = "RIHS01_df668c740482bbd48fb39d76a70dfd4bd59db1288021743503259e948f6b1a18";
 
 fn python() -> PathBuf {
-    let env = std::env::var_os("RPQ_PYENV")
-        .expect("set RPQ_PYENV to a venv holding rosbags and mcap-ros2-support");
-    Path::new(&env).join("bin").join("python")
+    let Some(env) = std::env::var_os("RPQ_PYENV") else {
+        panic!(
+            "RPQ_PYENV is not set: these tests check bags against third-party readers and need \
+             the test peers' Python venv (rosbags, mcap-ros2-support). Run tests/run_all.sh, or \
+             tests/setup_pyenv.sh and then RPQ_PYENV=$PWD/tests/.cache/venv cargo test ..."
+        )
+    };
+    let python = Path::new(&env).join("bin").join("python");
+    assert!(
+        python.is_file(),
+        "RPQ_PYENV={}: no bin/python there; create the venv with tests/setup_pyenv.sh",
+        Path::new(&env).display()
+    );
+    python
 }
 
 fn peer(mode: &str, bag: &Path) -> Vec<Vec<String>> {
@@ -44,7 +56,6 @@ fn peer(mode: &str, bag: &Path) -> Vec<Vec<String>> {
 }
 
 #[test]
-#[ignore = "needs RPQ_PYENV with rosbags + mcap-ros2-support"]
 fn rpq_bag_output_opens_in_rosbags_and_mcap_ros2() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = fresh_path(&tmp, "to_python");
@@ -141,7 +152,6 @@ fn rpq_bag_output_opens_in_rosbags_and_mcap_ros2() {
 }
 
 #[test]
-#[ignore = "needs RPQ_PYENV with rosbags + mcap-ros2-support"]
 fn rosbags_output_opens_in_rpq_bag() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = fresh_path(&tmp, "from_python");

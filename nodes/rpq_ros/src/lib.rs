@@ -4,7 +4,7 @@
 //! `crates/` never see a ROS type, and a node is a thin loop of "read parameters, convert
 //! messages, call a library, publish".
 //!
-//! * [`env`], [`args`], [`params`]: the ROS environment variables, the `--ros-args` command line
+//! * [`env`](mod@env), [`args`], [`params`]: the ROS environment variables, the `--ros-args` command line
 //!   and parameter YAML files, as rclcpp understands them;
 //! * [`qos`]: QoS presets that mirror rclcpp's;
 //! * [`node`], [`service`], [`shutdown`], [`log`]: a node handle with remapping, service clients

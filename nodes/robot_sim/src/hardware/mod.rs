@@ -26,6 +26,9 @@
 //!   exactly (mock hardware tracks perfectly): linear, cubic Hermite or quintic interpolation
 //!   (see [`Trajectory`]), starting from the current state at the moment of
 //!   acceptance; the last point is held afterwards. Acceleration limits do not apply to them.
+//! * **Hold** ([`SimHardware::hold`]) cancels the active command: the joints stop dead where
+//!   they are and hold that position ([`Mode::Position`]). It is not a command and is never
+//!   rejected. [`SimHardware::initial_positions`] gives the start positions (for a reset).
 //! * **Positions never leave the limits and no NaN enters the state**, whatever the commands.
 //! * **Time** is monotonic seconds passed in by the caller; a command at time `now` first brings
 //!   the simulation up to `now` under the previous command. A command stamped earlier than the
@@ -142,6 +145,8 @@ pub struct SimHardware {
     accel: Vec<Option<f64>>,
     config: SimConfig,
     period: f64,
+    /// Start positions (resolved from the configuration).
+    initial: Vec<f64>,
     time: Option<f64>,
     state: JointState,
     status: Status,
@@ -181,7 +186,7 @@ impl SimHardware {
             state: JointState {
                 time: 0.0,
                 names: joints.iter().map(|j| j.name.clone()).collect(),
-                positions: initial,
+                positions: initial.clone(),
                 velocities: vec![0.0; n],
             },
             status: Status {
@@ -192,6 +197,7 @@ impl SimHardware {
                 at_limit,
             },
             period: 1.0 / config.update_rate_hz,
+            initial,
             joints,
             bounds,
             accel,
@@ -215,6 +221,12 @@ impl SimHardware {
     /// Integration period (s): `1 / update_rate_hz`.
     pub fn period(&self) -> f64 {
         self.period
+    }
+
+    /// The start positions: `initial_positions` from the configuration, or zero clamped into
+    /// each joint's limits.
+    pub fn initial_positions(&self) -> &[f64] {
+        &self.initial
     }
 
     /// The simulation's time (s), `None` before the first call that passed one.
@@ -316,6 +328,46 @@ impl SimHardware {
         Ok(())
     }
 
+    /// Hold request (the node's `~/hold` service): brings the simulation up to `now` under the
+    /// active command, then cancels that command and holds the positions reached. The joints
+    /// stop dead there (zero velocity, even with acceleration limits, as mock hardware does),
+    /// the mode becomes [`Mode::Position`] with the current positions as target, and
+    /// [`Status::holding`] is true. Not a command: it is never rejected or counted; only a
+    /// non-finite `now` is refused.
+    ///
+    /// ```
+    /// use robot_sim::hardware::{JointSpec, Mode, SimConfig, SimHardware};
+    ///
+    /// let joints = vec![JointSpec::revolute("j", -2.0, 2.0, 1.0)];
+    /// let mut robot = SimHardware::new(joints, SimConfig::default())?;
+    /// robot.step(0.0);
+    /// robot.command_position(&[1.5], 0.0)?;
+    /// robot.hold(0.5)?;
+    /// assert!((robot.state().positions[0] - 0.5).abs() < 1e-12);
+    /// assert_eq!(robot.state().velocities[0], 0.0);
+    /// assert!(robot.status().holding);
+    /// assert_eq!(robot.status().mode, Mode::Position);
+    /// assert!((robot.step(2.0).positions[0] - 0.5).abs() < 1e-12);
+    /// # Ok::<(), robot_sim::hardware::SimError>(())
+    /// ```
+    pub fn hold(&mut self, now: f64) -> Result<(), SimError> {
+        self.begin_command(now)?;
+        self.target.copy_from_slice(&self.state.positions);
+        self.state.velocities.fill(0.0);
+        self.active = Active::Position;
+        self.update_status();
+        Ok(())
+    }
+
+    /// Records a command that was refused before it reached the simulation (for example a
+    /// message the node could not convert): counts it in [`Status::rejected_commands`] and keeps
+    /// `reason` in [`Status::last_error`], exactly as a command the core rejects. The active
+    /// command goes on.
+    pub fn reject_input(&mut self, reason: impl Into<String>) {
+        self.status.rejected_commands = self.status.rejected_commands.saturating_add(1);
+        self.status.last_error = reason.into();
+    }
+
     // ---- internals ----
 
     /// Checks a command's time and brings the simulation up to it; returns the time the
@@ -333,8 +385,7 @@ impl SimHardware {
     }
 
     fn reject(&mut self, e: SimError) -> Result<(), SimError> {
-        self.status.rejected_commands = self.status.rejected_commands.saturating_add(1);
-        self.status.last_error = e.to_string();
+        self.reject_input(e.to_string());
         Err(e)
     }
 

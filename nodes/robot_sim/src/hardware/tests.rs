@@ -902,6 +902,97 @@ fn time_going_backwards_changes_nothing() {
     assert_eq!(r.status().rejected_commands, 0);
 }
 
+// ---------------------------------------------------------------- hold, reset, external rejections
+
+#[test]
+fn hold_stops_every_kind_of_motion_where_it_is() {
+    let accel = SimConfig {
+        max_accelerations: vec![1.0; 6],
+        ..SimConfig::default()
+    };
+    // Velocity command with acceleration limits: ramping at 1 rad/s², so at t = 0.4 joint 1 is
+    // at 0.5 * 1 * 0.4² = 0.08 rad moving at 0.4 rad/s; hold stops it dead there.
+    let mut r = robot(accel.clone());
+    r.command_velocity(&[1.0, 0.0, 0.0, 0.0, 0.0, 0.0], 0.0)
+        .unwrap();
+    r.hold(0.4).unwrap();
+    assert!(
+        close(r.state().positions[0], 0.08, 1e-12),
+        "{:?}",
+        r.state()
+    );
+    assert_eq!(r.state().velocities, vec![0.0; 6]);
+    assert_eq!(r.status().mode, Mode::Position);
+    assert!(r.status().holding);
+    // It stays there: no timeout event, no drift, nothing rejected.
+    let s = r.step(3.0).clone();
+    assert!(close(s.positions[0], 0.08, 1e-12), "{s:?}");
+    assert!(r.status().holding);
+    assert_eq!(r.status().rejected_commands, 0);
+
+    // Position command without acceleration limits: 2 rad/s for 0.25 s = 0.5 rad.
+    let mut r = robot(SimConfig::default());
+    r.command_position(&[1.0, 0.0, 0.0, 0.0, 0.0, 0.0], 0.0)
+        .unwrap();
+    r.hold(0.25).unwrap();
+    assert!(close(r.step(1.0).positions[0], 0.5, 1e-12));
+
+    // Trajectory: a straight line 0 -> 1 rad over 1 s, held at the midpoint.
+    let mut r = robot(SimConfig::default());
+    let goal = [1.0, 0.0, 0.0, 0.0, 0.0, 0.0];
+    r.command_trajectory(&traj(vec![point(&goal, 1.0)]), 0.0)
+        .unwrap();
+    r.hold(0.5).unwrap();
+    let s = r.step(2.0).clone();
+    assert!(close(s.positions[0], 0.5, 1e-12), "{s:?}");
+    assert_eq!(s.velocities, vec![0.0; 6]);
+    // A new command after hold works as usual.
+    r.command_position(&[0.0; 6], 2.0).unwrap();
+    assert!(close(r.step(2.1).positions[0], 0.3, 1e-12));
+    assert!(r.hold(f64::NAN).is_err());
+    assert_eq!(r.status().rejected_commands, 0);
+}
+
+#[test]
+fn initial_positions_are_kept_for_reset() {
+    let init = vec![0.1, -0.2, 0.3, 0.0, 0.5, -0.6];
+    let mut r = robot(SimConfig {
+        initial_positions: init.clone(),
+        ..SimConfig::default()
+    });
+    r.command_position(&[0.0; 6], 0.0).unwrap();
+    r.step(5.0);
+    assert_eq!(r.state().positions, vec![0.0; 6]);
+    assert_eq!(r.initial_positions(), init);
+    let back = r.initial_positions().to_vec();
+    r.command_position(&back, 5.0).unwrap();
+    assert_eq!(r.step(10.0).positions, init);
+    // Without the parameter: zero clamped into the limits.
+    let lifted = SimHardware::new(
+        vec![JointSpec::revolute("a", 0.5, 1.0, 1.0)],
+        SimConfig::default(),
+    )
+    .unwrap();
+    assert_eq!(lifted.initial_positions(), [0.5]);
+}
+
+#[test]
+fn external_rejections_are_counted_like_core_ones() {
+    let mut r = robot(SimConfig::default());
+    r.command_velocity(&[0.5, 0.0, 0.0, 0.0, 0.0, 0.0], 0.0)
+        .unwrap();
+    r.reject_input("trajectory header.stamp is before the node started");
+    assert_eq!(r.status().rejected_commands, 1);
+    assert_eq!(
+        r.status().last_error,
+        "trajectory header.stamp is before the node started"
+    );
+    assert!(r.command_velocity(&[9.0; 6], 0.1).is_err());
+    assert_eq!(r.status().rejected_commands, 2);
+    // The velocity command goes on.
+    assert!(close(r.step(0.2).positions[0], 0.1, 1e-12));
+}
+
 // ---------------------------------------------------------------- properties
 
 /// A small robot of every joint kind whose limits a few commands reach.
@@ -933,6 +1024,7 @@ enum Op {
     Velocity(Vec<f64>),
     Trajectory(Trajectory),
     Step(f64),
+    Hold,
 }
 
 /// Values no joint accepts, or only by chance.
@@ -1100,6 +1192,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => trajectory().prop_map(Op::Trajectory),
         1 => small_feasible_trajectory().prop_map(Op::Trajectory),
         4 => prop_oneof![9 => 0.0..0.8f64, 1 => -0.05..0.0f64].prop_map(Op::Step),
+        1 => Just(Op::Hold),
     ]
 }
 
@@ -1148,6 +1241,12 @@ proptest! {
                 Op::Step(dt) => {
                     now += dt;
                     r.step(now);
+                    Ok(())
+                }
+                Op::Hold => {
+                    r.hold(now).unwrap();
+                    prop_assert!(r.status().holding);
+                    prop_assert!(r.state().velocities.iter().all(|&v| v == 0.0));
                     Ok(())
                 }
             };

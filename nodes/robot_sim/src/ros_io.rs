@@ -1,0 +1,434 @@
+//! Conversions between ROS messages and the simulation core, and the node's pure request
+//! handling: what the `robot_sim` binary does between receiving a message and calling
+//! [`SimHardware`](crate::hardware::SimHardware), as plain functions that open no sockets.
+//!
+//! * the robot: [`joint_specs`] turns the URDF's movable joints into the core's joints;
+//! * commands: position and velocity commands pass `Float64MultiArray.data` to the core as is
+//!   (the core checks length, finiteness and limits); [`trajectory_from_msg`] converts a
+//!   `JointTrajectory`, mapping its wall-clock `header.stamp` onto the core's monotonic clock;
+//! * outputs: [`joint_state_msg`], [`status_msg`], [`dynamic_transforms`] and
+//!   [`static_transforms`] (what `robot_state_publisher` publishes on `/tf` and `/tf_static`);
+//! * services: [`compute_fk`] answers `~/compute_fk`;
+//! * logging: [`WarnThrottle`] collapses repeated identical warnings.
+//!
+//! ```
+//! use robot_sim::ros_io::{compute_fk, joint_specs};
+//! use rpq_ros::interfaces::rpq_interfaces::srv::ComputeForwardKinematicsRequest;
+//! use rpq_ros::msg::builtin_interfaces::Time;
+//!
+//! let robot = rpq_kinematics::Robot::from_urdf_str(include_str!("../../../urdf/rx60b.urdf"))?;
+//! assert_eq!(joint_specs(&robot).len(), 6);
+//! // Joint 3 at 90°, the others at 0: the flange is at (0.375, 0, 0.631) in base_link.
+//! let request = ComputeForwardKinematicsRequest {
+//!     joint_names: vec!["joint_3".into()],
+//!     positions: vec![90f64.to_radians()],
+//!     link_name: String::new(),
+//! };
+//! let response = compute_fk(&robot, &[0.0; 6], &request, "", Time::default());
+//! assert!(response.success, "{}", response.message);
+//! assert_eq!(response.pose.header.frame_id, "base_link");
+//! assert!((response.pose.pose.position.x - 0.375).abs() < 1e-12);
+//! # Ok::<(), rpq_kinematics::Error>(())
+//! ```
+
+use nalgebra::Isometry3;
+use rpq_kinematics::{JointKind, Robot};
+use rpq_ros::interfaces::rpq_interfaces::msg::DriverStatus;
+use rpq_ros::interfaces::rpq_interfaces::srv::{
+    ComputeForwardKinematicsRequest, ComputeForwardKinematicsResponse,
+};
+use rpq_ros::msg::builtin_interfaces::{Duration, Time};
+use rpq_ros::msg::geometry_msgs::{Pose, PoseStamped, Transform, TransformStamped};
+use rpq_ros::msg::sensor_msgs::JointState as JointStateMsg;
+use rpq_ros::msg::std_msgs::Header;
+use rpq_ros::msg::tf2_msgs::TFMessage;
+use rpq_ros::msg::trajectory_msgs::JointTrajectory;
+
+use crate::hardware::{JointSpec, JointState, Status, Trajectory, TrajectoryPoint};
+use crate::NodeError;
+
+/// Topic of position commands (relative: `<ns>/forward_position_controller/commands`).
+pub const POSITION_COMMANDS_TOPIC: &str = "forward_position_controller/commands";
+/// Topic of velocity commands (relative).
+pub const VELOCITY_COMMANDS_TOPIC: &str = "forward_velocity_controller/commands";
+/// Topic of trajectories (relative).
+pub const TRAJECTORY_TOPIC: &str = "joint_trajectory_controller/joint_trajectory";
+/// Topic of the joint states (relative, as `joint_state_broadcaster` publishes it).
+pub const JOINT_STATES_TOPIC: &str = "joint_states";
+/// Topic of the URDF text (relative, latched, as `robot_state_publisher` publishes it).
+pub const ROBOT_DESCRIPTION_TOPIC: &str = "robot_description";
+/// Topic of the moving links' transforms (absolute, as tf2's broadcaster uses it).
+pub const TF_TOPIC: &str = "/tf";
+/// Topic of the fixed links' transforms (absolute, latched).
+pub const TF_STATIC_TOPIC: &str = "/tf_static";
+/// Topic of the driver status (private).
+pub const STATUS_TOPIC: &str = "~/status";
+/// Forward-kinematics service (private).
+pub const COMPUTE_FK_SERVICE: &str = "~/compute_fk";
+/// Hold service (private).
+pub const HOLD_SERVICE: &str = "~/hold";
+/// Reset service (private).
+pub const RESET_SERVICE: &str = "~/reset";
+
+/// The core's joints for the movable joints of `robot`, in joint-vector order, with their
+/// position limits and velocity limit. The core refuses joints without a finite, positive
+/// velocity limit when it is built.
+pub fn joint_specs(robot: &Robot) -> Vec<JointSpec> {
+    robot
+        .movable_joints()
+        .zip(robot.joint_limits())
+        .map(|(j, l)| match j.kind {
+            JointKind::Prismatic => JointSpec::prismatic(&j.name, l.lower, l.upper, l.velocity),
+            JointKind::Continuous => JointSpec::continuous(&j.name, l.velocity),
+            // `movable_joints` yields no fixed joint; revolute is the remaining kind.
+            JointKind::Revolute | JointKind::Fixed => {
+                JointSpec::revolute(&j.name, l.lower, l.upper, l.velocity)
+            }
+        })
+        .collect()
+}
+
+/// `sensor_msgs/JointState` for a core state: names, positions, velocities, empty effort (the
+/// simulated joints have no effort interface), `header.stamp` = `stamp`, empty `frame_id`.
+pub fn joint_state_msg(state: &JointState, stamp: Time) -> JointStateMsg {
+    JointStateMsg {
+        header: Header {
+            stamp,
+            frame_id: String::new(),
+        },
+        name: state.names.clone(),
+        position: state.positions.clone(),
+        velocity: state.velocities.clone(),
+        effort: Vec::new(),
+    }
+}
+
+/// `rpq_interfaces/DriverStatus` for a core status.
+pub fn status_msg(status: &Status, stamp: Time) -> DriverStatus {
+    DriverStatus {
+        header: Header {
+            stamp,
+            frame_id: String::new(),
+        },
+        mode: status.mode.as_str().to_string(),
+        holding: status.holding,
+        rejected_commands: status.rejected_commands,
+        last_error: status.last_error.clone(),
+    }
+}
+
+/// True when two statuses differ in anything but their header (the node publishes `~/status`
+/// at once when this is true, and periodically anyway).
+pub fn status_changed(previous: &DriverStatus, next: &DriverStatus) -> bool {
+    previous.mode != next.mode
+        || previous.holding != next.holding
+        || previous.rejected_commands != next.rejected_commands
+        || previous.last_error != next.last_error
+}
+
+fn duration_secs(what: impl FnOnce() -> String, d: &Duration) -> Result<f64, NodeError> {
+    if d.nanosec >= 1_000_000_000 {
+        return Err(NodeError::BadMessage {
+            what: what(),
+            reason: format!("nanosec {} is not below 1e9", d.nanosec),
+        });
+    }
+    Ok(d.as_secs_f64())
+}
+
+/// Converts a `trajectory_msgs/JointTrajectory` for the core, whose clock reads `now_mono`
+/// (seconds) while the wall clock reads `now_wall` (seconds since the epoch).
+///
+/// `header.stamp` zero means "start when accepted" (as in `joint_trajectory_controller`);
+/// otherwise the stamp is a wall-clock time and becomes `now_mono + (stamp - now_wall)` on the
+/// core's clock. A stamp from before the core's clock started (`now_wall - now_mono`) is
+/// refused. `effort` is ignored. Everything else (names, lengths, finiteness, limits, timing)
+/// is the core's to check.
+pub fn trajectory_from_msg(
+    msg: &JointTrajectory,
+    now_mono: f64,
+    now_wall: f64,
+) -> Result<Trajectory, NodeError> {
+    let stamp = &msg.header.stamp;
+    let start_time = if stamp.sec == 0 && stamp.nanosec == 0 {
+        0.0
+    } else {
+        if stamp.nanosec >= 1_000_000_000 {
+            return Err(NodeError::BadMessage {
+                what: "trajectory header.stamp".into(),
+                reason: format!("nanosec {} is not below 1e9", stamp.nanosec),
+            });
+        }
+        let start = now_mono + (stamp.as_secs_f64() - now_wall);
+        if start <= 0.0 {
+            return Err(NodeError::BadMessage {
+                what: "trajectory header.stamp".into(),
+                reason: format!(
+                    "{} s is before the node started ({} s); use 0 for \"now\"",
+                    stamp.as_secs_f64(),
+                    now_wall - now_mono
+                ),
+            });
+        }
+        start
+    };
+    let points = msg
+        .points
+        .iter()
+        .enumerate()
+        .map(|(k, p)| {
+            Ok(TrajectoryPoint {
+                positions: p.positions.clone(),
+                velocities: p.velocities.clone(),
+                accelerations: p.accelerations.clone(),
+                time_from_start: duration_secs(
+                    || format!("trajectory point {k} time_from_start"),
+                    &p.time_from_start,
+                )?,
+            })
+        })
+        .collect::<Result<Vec<_>, NodeError>>()?;
+    Ok(Trajectory {
+        joint_names: msg.joint_names.clone(),
+        points,
+        start_time,
+    })
+}
+
+fn transform_stamped(
+    parent: &str,
+    child: &str,
+    pose: &Isometry3<f64>,
+    prefix: &str,
+    stamp: Time,
+) -> Result<TransformStamped, NodeError> {
+    Ok(TransformStamped {
+        header: Header {
+            stamp,
+            frame_id: format!("{prefix}{parent}"),
+        },
+        child_frame_id: format!("{prefix}{child}"),
+        transform: Transform::try_from(pose)?,
+    })
+}
+
+/// Transforms of the joints that `movable` selects, parent link -> child link.
+fn transforms(
+    robot: &Robot,
+    movable: bool,
+    q: &[f64],
+    prefix: &str,
+    stamp: Time,
+) -> Result<TFMessage, NodeError> {
+    let links = robot.links();
+    let mut out = Vec::new();
+    for joint in robot
+        .joints()
+        .iter()
+        .filter(|j| j.kind.is_movable() == movable)
+    {
+        let value = match joint.dof_index {
+            Some(d) => *q.get(d).ok_or_else(|| NodeError::BadMessage {
+                what: "joint positions".into(),
+                reason: format!("{} values for {} joints", q.len(), robot.dof()),
+            })?,
+            None => 0.0,
+        };
+        out.push(transform_stamped(
+            &links[joint.parent].name,
+            &links[joint.child].name,
+            &joint.transform(value),
+            prefix,
+            stamp,
+        )?);
+    }
+    Ok(TFMessage { transforms: out })
+}
+
+/// What `robot_state_publisher` puts on `/tf` for joint positions `q` (joint-vector order): one
+/// transform per movable joint, from its parent link to its child link, names prefixed with
+/// `prefix`, all stamped `stamp`. Fails on a wrong length or non-finite value.
+pub fn dynamic_transforms(
+    robot: &Robot,
+    q: &[f64],
+    prefix: &str,
+    stamp: Time,
+) -> Result<TFMessage, NodeError> {
+    transforms(robot, true, q, prefix, stamp)
+}
+
+/// What `robot_state_publisher` puts on `/tf_static`, once: one transform per fixed joint.
+pub fn static_transforms(robot: &Robot, prefix: &str, stamp: Time) -> Result<TFMessage, NodeError> {
+    transforms(robot, false, &[], prefix, stamp)
+}
+
+/// The link `~/compute_fk` uses when the request names none: the last link in the robot's
+/// depth-first link order, which for a serial chain is its tip (`tool0` for the RX60).
+pub fn default_fk_link(robot: &Robot) -> &str {
+    robot.links().last().map_or("", |l| l.name.as_str())
+}
+
+fn fk_pose(
+    robot: &Robot,
+    current: &[f64],
+    req: &ComputeForwardKinematicsRequest,
+) -> Result<(String, Pose), String> {
+    if req.joint_names.len() != req.positions.len() {
+        return Err(format!(
+            "joint_names has {} entries but positions has {}",
+            req.joint_names.len(),
+            req.positions.len()
+        ));
+    }
+    if current.len() != robot.dof() {
+        return Err(format!(
+            "the current state has {} values for {} joints",
+            current.len(),
+            robot.dof()
+        ));
+    }
+    let mut q = current.to_vec();
+    let mut seen = vec![false; q.len()];
+    for (name, &value) in req.joint_names.iter().zip(&req.positions) {
+        let i = robot.joint_index(name).map_err(|_| {
+            format!(
+                "unknown joint `{name}` (joints: {})",
+                robot.joint_names().collect::<Vec<_>>().join(", ")
+            )
+        })?;
+        if std::mem::replace(&mut seen[i], true) {
+            return Err(format!("joint `{name}` is given more than once"));
+        }
+        if !value.is_finite() {
+            return Err(format!("position of joint `{name}` is {value}, not finite"));
+        }
+        q[i] = value;
+    }
+    let link = if req.link_name.is_empty() {
+        default_fk_link(robot)
+    } else {
+        req.link_name.as_str()
+    };
+    let pose = robot.link_pose(link, &q).map_err(|e| match e {
+        rpq_kinematics::Error::UnknownLink { name } => format!(
+            "unknown link `{name}` (links: {})",
+            robot
+                .links()
+                .iter()
+                .map(|l| l.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        other => other.to_string(),
+    })?;
+    let pose = Pose::try_from(&pose).map_err(|e| e.to_string())?;
+    Ok((link.to_string(), pose))
+}
+
+/// Answers a `rpq_interfaces/srv/ComputeForwardKinematics` request for a robot whose joints are
+/// at `current` (joint-vector order).
+///
+/// Empty `joint_names` and `positions` mean the current state; named joints override their
+/// current value, the others keep it. Positions outside the joint limits are allowed (this is
+/// geometry, not a command). `link_name` empty means [`default_fk_link`]. The pose is in the
+/// root link's frame, `header.frame_id` = `frame_prefix` + root link, `header.stamp` = `stamp`.
+/// Unknown joint or link names, a length mismatch, a repeated joint or a non-finite value give
+/// `success = false` with the reason in `message` and an identity pose.
+pub fn compute_fk(
+    robot: &Robot,
+    current: &[f64],
+    req: &ComputeForwardKinematicsRequest,
+    frame_prefix: &str,
+    stamp: Time,
+) -> ComputeForwardKinematicsResponse {
+    let header = Header {
+        stamp,
+        frame_id: format!("{frame_prefix}{}", robot.root_link().name),
+    };
+    match fk_pose(robot, current, req) {
+        Ok((_, pose)) => ComputeForwardKinematicsResponse {
+            success: true,
+            message: String::new(),
+            pose: PoseStamped { header, pose },
+        },
+        Err(message) => ComputeForwardKinematicsResponse {
+            success: false,
+            message,
+            pose: PoseStamped {
+                header,
+                pose: Pose::default(),
+            },
+        },
+    }
+}
+
+/// Collapses repeated identical warnings: a message equal to the previous one within
+/// `window` seconds is suppressed; the next one logged says how many were.
+///
+/// ```
+/// use robot_sim::ros_io::WarnThrottle;
+/// let mut t = WarnThrottle::new(1.0);
+/// assert_eq!(t.filter("bad", 0.0).as_deref(), Some("bad"));
+/// assert_eq!(t.filter("bad", 0.5), None);
+/// assert_eq!(t.filter("bad", 0.7), None);
+/// assert_eq!(
+///     t.filter("bad", 1.2).as_deref(),
+///     Some("bad (repeated 2 more times in the last 1.2 s)")
+/// );
+/// assert_eq!(t.filter("other", 1.3).as_deref(), Some("other"));
+/// ```
+#[derive(Debug, Clone)]
+pub struct WarnThrottle {
+    window: f64,
+    last: Option<(String, f64)>,
+    suppressed: u64,
+}
+
+impl WarnThrottle {
+    /// A throttle that suppresses repeats for `window` seconds after a message is logged.
+    pub fn new(window: f64) -> Self {
+        Self {
+            window,
+            last: None,
+            suppressed: 0,
+        }
+    }
+
+    /// The text to log for `msg` at time `now` (s), or `None` to stay silent.
+    pub fn filter(&mut self, msg: &str, now: f64) -> Option<String> {
+        if let Some((last, logged_at)) = &self.last {
+            if last == msg {
+                if now - *logged_at < self.window {
+                    self.suppressed += 1;
+                    return None;
+                }
+                let text = if self.suppressed > 0 {
+                    format!(
+                        "{msg} (repeated {} more times in the last {:.1} s)",
+                        self.suppressed,
+                        now - logged_at
+                    )
+                } else {
+                    msg.to_string()
+                };
+                self.last = Some((msg.to_string(), now));
+                self.suppressed = 0;
+                return Some(text);
+            }
+        }
+        let text = if self.suppressed > 0 {
+            format!(
+                "{msg} (before this, the previous warning was repeated {} more times)",
+                self.suppressed
+            )
+        } else {
+            msg.to_string()
+        };
+        self.last = Some((msg.to_string(), now));
+        self.suppressed = 0;
+        Some(text)
+    }
+}
+
+#[cfg(test)]
+mod tests;
