@@ -49,7 +49,7 @@ fmt_ms() { printf '%d.%ds' $(($1 / 1000)) $(($1 % 1000 / 100)); }
 say() { printf '[colcon_check %s] %s\n' "$(fmt_ms "$(elapsed "$t_start")")" "$*"; }
 stage() { # closes the previous stage's timing, opens a new one
   if [ -n "${stage_name:-}" ]; then
-    timings+=("$(printf '%-58s %8s' "$stage_name" "$(fmt_ms "$(elapsed "$t_stage")")")")
+    timings+=("$(printf '%-50s %8s' "$stage_name" "$(fmt_ms "$(elapsed "$t_stage")")")")
   fi
   stage_name=$1
   t_stage=$(date +%s%N)
@@ -68,6 +68,8 @@ trap 'die "command failed (line $LINENO): $BASH_COMMAND"' ERR
 # ---------------------------------------------------------------------------------------------
 stage "preconditions"
 [ -n "$venv" ] || cannot "RPQ_PYENV is not set: run through tests/run_all.sh, or set it to the venv of tests/setup_pyenv.sh"
+[ -d "$venv" ] || cannot "no venv at $venv: run tests/setup_pyenv.sh $venv"
+venv=$(cd "$venv" && pwd)
 py=$venv/bin/python
 [ -x "$py" ] || cannot "no python in $venv: run tests/setup_pyenv.sh $venv"
 [ -x "$venv/bin/colcon" ] && [ -x "$venv/bin/cargo-ament-build" ] ||
@@ -90,8 +92,13 @@ rm -rf "$logs" "$ws/src" "$ws/install" "$ws/log" "$ws/.cargo" "$cache/ros_home"
 # build/ is kept between runs, but CMake caches and cargo's build scripts hold absolute paths:
 # start over if the cache was moved (with the repository) since it was filled.
 if [ "$(cat "$ws/build/.rpq_ws_path" 2>/dev/null)" != "$ws" ]; then
-  rm -rf "$ws/build"
+  rm -rf "$ws/build" "$cache/cargo-build-dir"
 fi
+# A CMake package configured against another venv (another RPQ_PYENV) is configured afresh.
+for cmake_cache in "$ws"/build/*/CMakeCache.txt; do
+  [ -f "$cmake_cache" ] || continue
+  grep -q "^ament_cmake_DIR:PATH=$venv/" "$cmake_cache" || rm -rf "$(dirname "$cmake_cache")"
+done
 mkdir -p "$logs" "$src" "$cache/ros_home"
 # Every ROS program below logs here, not in ~/.ros.
 export ROS_HOME=$cache/ros_home ROS_LOG_DIR=$cache/ros_home/log
@@ -117,17 +124,28 @@ snapshot() {
 }
 
 # ---------------------------------------------------------------------------------------------
-stage "copy the repository to ws/src/rpq-ros (git ls-files)"
+stage "copy the repository to ws/src/rpq-ros"
 (cd "$repo" && git ls-files -z --cached --others --exclude-standard |
   while IFS= read -r -d '' f; do
     if [ -e "$f" ] || [ -L "$f" ]; then printf '%s\0' "$f"; fi
-  done | tar --null -T - -cf -) | tar -xf - -C "$src" # tar keeps mtimes: cargo sees unchanged files as fresh
+  done | tar --null -T - -cf -) | tar -xf - -C "$src"
+# Keep every mtime, directories' too (build scripts watch directories with rerun-if-changed):
+# cargo then sees unchanged sources as fresh and a rerun rebuilds only what changed.
+(cd "$src" && find . -mindepth 1 -type d -print0) | while IFS= read -r -d '' d; do
+  touch -r "$repo/$d" "$src/$d"
+done
 snapshot "$src" >"$logs/checkout.before"
 say "$(grep -c '^f' "$logs/checkout.before") files copied"
 
 # The environment of a ROS 2 user, with the venv's wheels in place of /opt/ros/jazzy.
+# One difference, for speed only: colcon-ros-cargo gives every package its own cargo target
+# directory (build/<pkg>), so a user's first build compiles ros2-client once per node package.
+# Here cargo's build-dir (intermediate artifacts; the binaries still land in build/<pkg>) is one
+# directory kept in the cache: the dependencies are compiled once, and reruns are incremental.
+build_dir=$cache/cargo-build-dir
+cargo_env=("CARGO_NET_OFFLINE=true" "CARGO_BUILD_BUILD_DIR=$build_dir")
 underlay_env=(env "PATH=$venv/bin:$PATH" "AMENT_PREFIX_PATH=$venv" "CMAKE_PREFIX_PATH=$venv"
-  "CARGO_NET_OFFLINE=true")
+  "${cargo_env[@]}")
 colcon_build() { # log-file [extra colcon args...]
   local log=$1
   shift
@@ -142,7 +160,7 @@ colcon_build() { # log-file [extra colcon args...]
 }
 
 # ---------------------------------------------------------------------------------------------
-stage "colcon list: exactly the repository's ROS packages"
+stage "colcon list: the repository's ROS packages"
 (cd "$ws" && "${underlay_env[@]}" colcon list) >"$logs/colcon-list.txt" 2>&1 ||
   { show_log "$logs/colcon-list.txt"; die "colcon list failed"; }
 # What a user expects: every package.xml of the repository, and nothing else (the plain Cargo
@@ -167,7 +185,7 @@ cat "$logs/colcon-list.txt"
 grep -q 'ament_cargo' "$logs/colcon-list.txt" || die "no ament_cargo package identified (colcon-ros-cargo missing?)"
 
 # ---------------------------------------------------------------------------------------------
-stage "colcon build (release; build/ reused from the previous run)"
+stage "colcon build --cargo-args --release"
 rebuilt_from_scratch=$([ -d "$ws/build" ] && echo no || echo yes)
 mkdir -p "$ws/build"
 printf '%s\n' "$ws" >"$ws/build/.rpq_ws_path"
@@ -176,7 +194,7 @@ grep -E '^(Finished|Summary)' "$logs/colcon-build.log" || true
 say "build/ was $([ "$rebuilt_from_scratch" = yes ] && echo empty: a fresh build || echo kept: an incremental build)"
 
 # ---------------------------------------------------------------------------------------------
-stage "install tree (executables, package.xml, share/, resource index)"
+stage "install tree: lib/, share/, resource index"
 cargo metadata --manifest-path "$src/Cargo.toml" --format-version 1 --no-deps --offline \
   >"$logs/cargo-metadata.json" 2>"$logs/cargo-metadata.err" ||
   { show_log "$logs/cargo-metadata.err"; die "cargo metadata failed in the copy"; }
@@ -241,11 +259,11 @@ for name in packages:
             notes.append(f"share/{name}/{s.name} ({n} files)")
         # Paths that launch files and URDFs name relative to themselves must resolve in share/.
         for lf in share.rglob("*.launch.xml"):
-            for rel in re.findall(r"\$\(dirname\)/([^\"'\s)]+)", lf.read_text()):
+            for rel in sorted(set(re.findall(r"\$\(dirname\)/([^\"'\s)]+)", lf.read_text()))):
                 if not (lf.parent / rel).exists():
                     err(f"{name}: {lf.relative_to(install)} names $(dirname)/{rel}, absent from the install space")
         for urdf in share.rglob("*.urdf"):
-            for rel in re.findall(r'filename="([^"]+)"', urdf.read_text()):
+            for rel in sorted(set(re.findall(r'filename="([^"]+)"', urdf.read_text()))):
                 if "://" not in rel and not (urdf.parent / rel).is_file():
                     err(f"{name}: {urdf.relative_to(install)} names mesh {rel}, absent from the install space")
     elif build_type == "ament_cmake":
@@ -269,16 +287,25 @@ PY
 [ -f "$ws/install/setup.bash" ] || die "no install/setup.bash"
 
 # ---------------------------------------------------------------------------------------------
-stage "clean shell (env -i) + install/setup.bash: ament_index_python finds every package"
-clean_shell() { # script: bash code run after sourcing install/setup.bash in an empty environment
-  env -i HOME="$HOME" PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 \
-    ROS_DOMAIN_ID="$domain" ROS_HOME="$ROS_HOME" ROS_LOG_DIR="$ROS_LOG_DIR" \
-    RPQ_PY="$py" bash --noprofile --norc -c '
-      # what `ros2 pkg prefix` prints: the package'"'"'s prefix from the ament index
-      ament_index_prefix() { "$RPQ_PY" -c "import sys
+stage "clean shell + install/setup.bash: ament_index_python"
+# A clean shell: empty environment, install/setup.bash sourced, then the given bash code.
+# ament_index_prefix PKG prints what `ros2 pkg prefix PKG` would (from the ament index).
+clean_env=(env -i HOME="$HOME" PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8
+  ROS_DOMAIN_ID="$domain" ROS_HOME="$ROS_HOME" ROS_LOG_DIR="$ROS_LOG_DIR" RPQ_PY="$py"
+  bash --noprofile --norc -c '
+    ament_index_prefix() { "$RPQ_PY" -c "import sys
 from ament_index_python.packages import get_package_prefix
 print(get_package_prefix(sys.argv[1]))" "$1"; }
-      source "$1/install/setup.bash" && shift && eval "$1"' clean_shell "$ws" "$1"
+    source "$1/install/setup.bash" && shift && eval "$1"' clean_shell "$ws")
+clean_shell() { # bash-code
+  "${clean_env[@]}" "$1"
+}
+clean_shell_bg() { # log-file bash-code: runs in the background, $node_pid is its process
+  # Job control on: a background job of a script would otherwise start with SIGINT ignored.
+  set -m
+  ( exec "${clean_env[@]}" "$2" ) >"$1" 2>&1 8>&- &
+  node_pid=$!
+  set +m
 }
 clean_shell "\"$py\" - $found" <<'PY' || die "a clean shell that sourced install/setup.bash does not find the packages"
 import os, pathlib, sys
@@ -309,27 +336,30 @@ PY
 if [ "$no_dds" = 1 ]; then
   stage "DDS checks skipped (RPQ_COLCON_NO_DDS=1)"
 else
-  stage "installed robot_sim, seen from rclpy (/joint_states)"
+  stage "installed robot_sim -> rclpy (/joint_states)"
   share=$ws/install/robot_sim/share/robot_sim
   urdf=$share/urdf/rx60b.urdf
   joints=$("$py" -c 'import sys, xml.etree.ElementTree as ET
 print(",".join(j.get("name") for j in ET.parse(sys.argv[1]).getroot().iter("joint") if j.get("type") in ("revolute", "continuous", "prismatic")))' "$urdf")
   node_pid=
   stop_node() { # SIGINT to $node_pid, then wait (10 s at most, then SIGKILL); sets $rc
-    local i
     kill -INT "$node_pid" 2>/dev/null || true
-    for i in $(seq 100); do kill -0 "$node_pid" 2>/dev/null || break; sleep 0.1; done
+    for _ in $(seq 100); do kill -0 "$node_pid" 2>/dev/null || break; sleep 0.1; done
     if kill -0 "$node_pid" 2>/dev/null; then kill -KILL "$node_pid" 2>/dev/null || true; fi
     rc=0
     wait "$node_pid" || rc=$?
     node_pid=
   }
-  trap '[ -n "$node_pid" ] && kill -KILL "$node_pid" 2>/dev/null; true' EXIT
+  cleanup() { # on any exit: SIGTERM lets rpq_launch stop its children, SIGKILL 5 s later
+    if [ -n "$node_pid" ] && kill -TERM "$node_pid" 2>/dev/null; then
+      for _ in $(seq 50); do kill -0 "$node_pid" 2>/dev/null || return 0; sleep 0.1; done
+      kill -KILL "$node_pid" 2>/dev/null || true
+    fi
+  }
+  trap cleanup EXIT
   # `ros2 run robot_sim robot_sim` = <prefix of robot_sim in the ament index>/lib/robot_sim/robot_sim
-  clean_shell 'exec "$(ament_index_prefix robot_sim)/lib/robot_sim/robot_sim" --ros-args \
-      --params-file "'"$share"'/config/robot_sim.yaml" -p robot_description_file:="'"$urdf"'"' \
-    >"$logs/robot_sim.log" 2>&1 &
-  node_pid=$!
+  clean_shell_bg "$logs/robot_sim.log" 'exec "$(ament_index_prefix robot_sim)/lib/robot_sim/robot_sim" \
+    --ros-args --params-file "'"$share"'/config/robot_sim.yaml" -p robot_description_file:="'"$urdf"'"'
   "$py" "$tests_dir/python/rclpy_peer.py" --domain "$domain" --timeout 30 joint-states --count 3 \
     >"$logs/joint_states.jsonl" 2>"$logs/joint_states.err" || {
     show_log "$logs/joint_states.err" 20
@@ -350,7 +380,7 @@ PY
   stop_node
   [ "$rc" = 0 ] || { show_log "$logs/robot_sim.log" 30; die "the installed robot_sim exited with status $rc after SIGINT (want 0)"; }
 
-  stage "installed rpq_launch robot_sim rx60_sim.launch.xml, seen from rclpy"
+  stage "installed rpq_launch robot_sim rx60_sim.launch.xml -> rclpy"
   clean_shell '"$(ament_index_prefix rpq_launch)/lib/rpq_launch/rpq_launch" --print robot_sim rx60_sim.launch.xml' \
     >"$logs/rpq_launch-print.txt" 2>&1 || { show_log "$logs/rpq_launch-print.txt"; die "rpq_launch --print robot_sim rx60_sim.launch.xml failed"; }
   cat "$logs/rpq_launch-print.txt"
@@ -368,9 +398,8 @@ desc = [a for a in argv if a.startswith("robot_description_file:=")]
 assert desc and os.path.realpath(desc[0].split(":=", 1)[1]) == os.path.join(share, "urdf/rx60b.urdf"), desc
 print("rpq_launch: executable, parameter file and URDF all from the install space")
 PY
-  clean_shell 'exec "$(ament_index_prefix rpq_launch)/lib/rpq_launch/rpq_launch" robot_sim rx60_sim.launch.xml' \
-    >"$logs/rpq_launch.log" 2>&1 &
-  node_pid=$!
+  clean_shell_bg "$logs/rpq_launch.log" \
+    'exec "$(ament_index_prefix rpq_launch)/lib/rpq_launch/rpq_launch" robot_sim rx60_sim.launch.xml'
   "$py" "$tests_dir/python/rclpy_peer.py" --domain "$domain" --timeout 30 robot-description \
     >"$logs/robot_description.jsonl" 2>"$logs/robot_description.err" || {
     show_log "$logs/robot_description.err" 20
@@ -391,18 +420,18 @@ PY
 fi
 
 # ---------------------------------------------------------------------------------------------
-stage "colcon build again, from a shell that sourced install/setup.bash"
+stage "colcon build again from a sourced shell"
 # The usual edit-build loop: now AMENT_PREFIX_PATH also lists this workspace's own install
 # prefixes, and colcon-ros-cargo writes [patch] entries for every Rust package it finds there.
 colcon_build "$logs/colcon-rebuild.log" env "PATH=$venv/bin:$PATH" "AMENT_PREFIX_PATH=$(
-  clean_shell 'printf %s "$AMENT_PREFIX_PATH"'):$venv" "CMAKE_PREFIX_PATH=$venv" "CARGO_NET_OFFLINE=true"
+  clean_shell 'printf %s "$AMENT_PREFIX_PATH"'):$venv" "CMAKE_PREFIX_PATH=$venv" "${cargo_env[@]}"
 grep -E '^Summary' "$logs/colcon-rebuild.log" || true
 
 # ---------------------------------------------------------------------------------------------
-stage "the checkout is untouched and plain cargo still works in it"
-for f in "$ws/.cargo/config.toml"; do
-  [ -f "$f" ] && say "colcon-ros-cargo wrote $f (outside the checkout): $(tr '\n' ' ' <"$f")"
-done
+stage "checkout untouched, plain cargo works in it"
+if [ -f "$ws/.cargo/config.toml" ]; then
+  say "colcon-ros-cargo wrote ws/.cargo/config.toml (outside the checkout): $(tr '\n' ' ' <"$ws/.cargo/config.toml")"
+fi
 snapshot "$src" >"$logs/checkout.after-colcon"
 if ! diff "$logs/checkout.before" "$logs/checkout.after-colcon" >"$logs/checkout.diff"; then
   cat "$logs/checkout.diff" >&2
@@ -414,7 +443,7 @@ fi
 }
 # Same tree, same target directory as colcon's build of robot_sim: cargo picks up whatever
 # colcon left in ws/.cargo/ and must still build (and find nothing to rebuild).
-(cd "$src" && cargo build --release --locked --offline -p robot_sim \
+(cd "$src" && env "${cargo_env[@]}" cargo build --release --locked --offline -p robot_sim \
   --target-dir "$ws/build/robot_sim") >"$logs/cargo-build.log" 2>&1 || {
   show_log "$logs/cargo-build.log"
   die "cargo build fails in the checkout after colcon build"
@@ -428,4 +457,4 @@ stage "done"
 say "all colcon checks passed"
 printf '\ncolcon check timings (%s build):\n' "$([ "$rebuilt_from_scratch" = yes ] && echo fresh || echo incremental)"
 printf '  %s\n' "${timings[@]}"
-printf '  %-58s %8s\n' "total" "$(fmt_ms "$(elapsed "$t_start")")"
+printf '  %-50s %8s\n' "total" "$(fmt_ms "$(elapsed "$t_start")")"

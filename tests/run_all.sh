@@ -24,12 +24,13 @@ fi
 stage "cargo build (release, all targets; fetches crates on a fresh machine)"
 cargo build --release --workspace --all-targets --locked
 
-stage "Python test peers (venv with rclpy Jazzy, cyclonedds, rosbags; msg/ built with rosidl)"
+stage "Python test peers (venv with rclpy Jazzy, cyclonedds, rosbags, colcon; msg/ built with rosidl)"
 export RPQ_PYENV=${RPQ_PYENV:-$repo/tests/.cache/venv}
 tests/setup_pyenv.sh "$RPQ_PYENV"
+tests/setup_colcon.sh "$RPQ_PYENV"
 
 stage "cargo test inside a private network namespace"
 export CYCLONEDDS_URI="file://$repo/tests/cyclonedds.xml"
-"$netns_run" cargo test --release --workspace --offline --locked "$@"
+"$netns_run" cargo test --release --workspace --offline --locked --no-fail-fast "$@"
 
 stage "done"

@@ -59,7 +59,9 @@ fi
 export PATH=$venv/bin:$PATH
 cargo ament-build --help >/dev/null 2>&1 ||
   die "'cargo ament-build' does not run with $venv/bin on PATH (cargo-ament-build wheel broken?)"
-extensions=$(colcon extensions 2>/dev/null) || die "colcon does not run: $(colcon extensions 2>&1 | tail -3)"
+# COLCON_LOG_PATH=/dev/null: colcon would otherwise leave a log/ directory in the current one.
+extensions=$(COLCON_LOG_PATH=/dev/null colcon extensions 2>&1) ||
+  die "colcon does not run: $(tail -3 <<<"$extensions")"
 for ext in ament_cargo ros.ament_cmake cargo_workspace; do
   grep -q "^  $ext:" <<<"$extensions" || die "colcon lacks the '$ext' extension after the install"
 done

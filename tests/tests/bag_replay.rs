@@ -35,8 +35,9 @@ const STATUS_TOPIC: &str = "/robot_sim/status";
 
 /// Still at rest this long before a command was due.
 const REST_BEFORE: f64 = 0.02;
-/// Moving this long after a command was due (delivery + one joint-state period, with margin).
-const MOVING_AFTER: f64 = 0.1;
+/// Moving this long after a command was due (delivery + one joint-state period, with margin
+/// for a loaded machine; every slot is at least 0.5 s).
+const MOVING_AFTER: f64 = 0.2;
 /// Latency allowed between a command being due and robot_sim getting it, in the reachability
 /// check of the expectations.
 const LATENCY_MARGIN: f64 = 0.15;

@@ -150,6 +150,8 @@ pub struct LiveReport {
     pub start_time_ns: u64,
     /// Whether a shutdown request cut the run short.
     pub interrupted: bool,
+    /// Recorded-topic samples that could not be taken or re-encoded (logged, not written).
+    pub dropped: usize,
     /// Metadata of the bag written.
     pub metadata: BagMetadata,
 }
@@ -479,6 +481,7 @@ struct Run<'a> {
 
 struct RunResult {
     received: Vec<(usize, Received)>,
+    dropped: usize,
     sent: usize,
     max_lateness: Duration,
     start_time_ns: u64,
@@ -514,6 +517,7 @@ impl Run<'_> {
         let mut streams_open = !self.recorders.is_empty();
         let mut out = RunResult {
             received: Vec::new(),
+            dropped: 0,
             sent: 0,
             max_lateness: Duration::ZERO,
             start_time_ns: 0,
@@ -604,10 +608,13 @@ impl Run<'_> {
                 item = merged.next(), if streams_open => match item {
                     Some((i, Ok(m))) => out.received.push((i, m)),
                     Some((i, Err(reason))) => {
-                        return Err(BagError::Record {
-                            topic: self.recorders[i].topic.clone(),
-                            reason,
-                        })
+                        // One bad sample (a peer's malformed message) does not end the run.
+                        out.dropped += 1;
+                        ros_warn!(
+                            self.node.logger(),
+                            "dropped a message on {}: {reason}",
+                            self.recorders[i].topic
+                        );
                     }
                     None => streams_open = false,
                 },
@@ -731,6 +738,7 @@ pub async fn replay(
         max_lateness: result.max_lateness,
         start_time_ns: result.start_time_ns,
         interrupted: result.interrupted,
+        dropped: result.dropped,
         metadata,
     })
 }
@@ -775,6 +783,7 @@ pub async fn record(
         max_lateness: Duration::ZERO,
         start_time_ns: result.start_time_ns,
         interrupted: result.interrupted,
+        dropped: result.dropped,
         metadata,
     })
 }

@@ -58,7 +58,7 @@ enum Command {
         #[arg(long, num_args = 1.., value_name = "TOPIC")]
         record: Vec<String>,
         /// Playback speed: 1 = recorded timing, 2 = twice as fast, 0 = as fast as possible.
-        #[arg(long, default_value_t = 1.0)]
+        #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
         rate: f64,
         /// Seconds to wait after every peer matched, before the first message.
         #[arg(long, default_value = "0.5", value_parser = seconds)]
