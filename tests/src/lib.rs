@@ -142,16 +142,14 @@ impl TestEnv {
         c
     }
 
-    /// Runs a Python peer script to completion (it bounds its own run time with `--timeout`).
+    /// Runs a Python peer script to completion. The peer bounds its own run time with
+    /// `--timeout` (default 20 s); should its watchdog fail, the peer is killed 30 s after that
+    /// and the test fails (see [`run_with_timeout`]).
     pub fn run_peer(&self, script: &str, args: &[&str]) -> PeerOutput {
-        let out = self
-            .command(python())
-            .arg(peer_script(script))
-            .args(args)
-            .stdin(Stdio::null())
-            .output()
-            .unwrap_or_else(|e| panic!("cannot start python peer {script}: {e}"));
-        PeerOutput::from(out)
+        let mut cmd = self.command(python());
+        cmd.arg(peer_script(script)).args(args);
+        let bound = Duration::from_secs_f64(peer_timeout_s(args)) + Duration::from_secs(30);
+        run_with_timeout(&format!("python peer {script}"), cmd, bound)
     }
 }
 
@@ -170,12 +168,15 @@ pub struct PeerOutput {
     pub stdout: String,
     /// Raw standard error.
     pub stderr: String,
+    /// Exit code (`None` if a signal ended the process).
+    pub code: Option<i32>,
 }
 
 impl From<Output> for PeerOutput {
     fn from(o: Output) -> Self {
         PeerOutput {
             success: o.status.success(),
+            code: o.status.code(),
             stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
             stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
         }
@@ -315,6 +316,182 @@ pub fn signal(pid: u32, name: &str) {
         .arg(format!("-{name}"))
         .arg(pid.to_string())
         .status();
+}
+
+/// The `--timeout` a peer's arguments give (`--timeout S` or `--timeout=S`), else the peers'
+/// default of 20 s.
+fn peer_timeout_s(args: &[&str]) -> f64 {
+    let mut found = None;
+    for (i, a) in args.iter().enumerate() {
+        if *a == "--timeout" {
+            found = args.get(i + 1).and_then(|v| v.parse::<f64>().ok());
+        } else if let Some(v) = a.strip_prefix("--timeout=") {
+            found = v.parse::<f64>().ok();
+        }
+    }
+    found.filter(|t| t.is_finite() && *t >= 0.0).unwrap_or(20.0)
+}
+
+/// Runs `cmd` to completion with stdin closed and both output streams captured, but for at most
+/// `timeout`: a test that waits on a process must fail, not hang, if the process never exits.
+///
+/// The process runs in a process group of its own. When `timeout` passes, SIGINT goes to that
+/// group and to every descendant found then (launchers put their children in groups of their
+/// own and forward SIGINT); whatever still runs 5 s later gets SIGKILL. Then this panics with
+/// `what`, the bound and the output captured so far.
+pub fn run_with_timeout(what: &str, mut cmd: Command, timeout: Duration) -> PeerOutput {
+    use std::io::Read;
+    use std::os::unix::process::CommandExt;
+
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let mut child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {what}: {e}"));
+    let pid = child.id();
+    let streams: Vec<Box<dyn Read + Send>> = vec![
+        Box::new(child.stdout.take().expect("piped stdout")),
+        Box::new(child.stderr.take().expect("piped stderr")),
+    ];
+    let buffers: Vec<Arc<Mutex<Vec<u8>>>> = streams
+        .iter()
+        .map(|_| Arc::new(Mutex::new(Vec::new())))
+        .collect();
+    let readers: Vec<std::thread::JoinHandle<()>> = streams
+        .into_iter()
+        .zip(&buffers)
+        .map(|(mut stream, buf)| {
+            let buf = Arc::clone(buf);
+            std::thread::spawn(move || {
+                let mut chunk = [0u8; 8192];
+                while let Ok(n) = stream.read(&mut chunk) {
+                    if n == 0 {
+                        break;
+                    }
+                    buf.lock().unwrap().extend_from_slice(&chunk[..n]);
+                }
+            })
+        })
+        .collect();
+    // Output written by descendants that outlive the process may keep the pipes open: wait for
+    // the readers only a little, then take what they have.
+    let drain = |readers: Vec<std::thread::JoinHandle<()>>, within: Duration| {
+        let t0 = Instant::now();
+        while t0.elapsed() < within && !readers.iter().all(|r| r.is_finished()) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let text =
+            |b: &Arc<Mutex<Vec<u8>>>| String::from_utf8_lossy(&b.lock().unwrap()).into_owned();
+        (text(&buffers[0]), text(&buffers[1]))
+    };
+
+    let t0 = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => {
+                let (stdout, stderr) = drain(readers, Duration::from_secs(5));
+                return PeerOutput {
+                    success: status.success(),
+                    code: status.code(),
+                    stdout,
+                    stderr,
+                };
+            }
+            Ok(None) => {}
+            Err(e) => panic!("cannot wait for {what} (pid {pid}): {e}"),
+        }
+        if t0.elapsed() > timeout {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+
+    // Timed out: interrupt the whole tree, then kill what remains.
+    let tree = descendants(pid);
+    signal_group(pid, "INT");
+    for &p in &tree {
+        signal(p, "INT");
+    }
+    let alive = |p: &u32| Path::new(&format!("/proc/{p}")).exists();
+    let grace = Duration::from_secs(5);
+    let t1 = Instant::now();
+    let mut tree_now = tree;
+    while t1.elapsed() < grace {
+        let exited = matches!(child.try_wait(), Ok(Some(_)));
+        if exited && !tree_now.iter().any(alive) {
+            break;
+        }
+        if !exited {
+            tree_now.extend(descendants(pid));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Descendants may outlive the process: SIGKILL the group and every descendant still there.
+    signal_group(pid, "KILL");
+    for p in tree_now.iter().filter(|p| alive(p)) {
+        signal(*p, "KILL");
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let (stdout, stderr) = drain(readers, Duration::from_secs(5));
+    panic!(
+        "{what} did not exit within {timeout:?}: interrupted and killed it (and its children)\n\
+         --- stdout ---\n{stdout}\n--- stderr ---\n{stderr}"
+    );
+}
+
+/// Sends a signal by name to every process of the process group `pgid`.
+fn signal_group(pgid: u32, name: &str) {
+    let _ = Command::new("kill")
+        .arg(format!("-{name}"))
+        .arg("--")
+        .arg(format!("-{pgid}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+}
+
+/// Pids of every living descendant of `pid` (children, grandchildren, ...), read from /proc.
+fn descendants(pid: u32) -> Vec<u32> {
+    let mut parent_of = Vec::new();
+    if let Ok(dir) = std::fs::read_dir("/proc") {
+        for entry in dir.flatten() {
+            let Some(p) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            // /proc/<pid>/stat: "pid (comm) state ppid ..."; comm may hold spaces or ')'.
+            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+                continue;
+            };
+            let ppid = stat
+                .rfind(')')
+                .and_then(|at| stat[at + 1..].split_whitespace().nth(1))
+                .and_then(|v| v.parse::<u32>().ok());
+            if let Some(ppid) = ppid {
+                parent_of.push((p, ppid));
+            }
+        }
+    }
+    let mut found = vec![pid];
+    let mut i = 0;
+    while i < found.len() {
+        let parent = found[i];
+        found.extend(
+            parent_of
+                .iter()
+                .filter(|(_, pp)| *pp == parent)
+                .map(|(p, _)| *p),
+        );
+        i += 1;
+    }
+    found.remove(0);
+    found
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -509,6 +686,69 @@ mod interop_helper_tests {
         let mut other = q;
         other[1] += 1e-6;
         assert_pose_is_fk(&pose_value("tool0", &other), "tool0", &q, 1e-9);
+    }
+
+    #[test]
+    fn run_with_timeout_returns_code_and_both_streams() {
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "echo out; echo err >&2; exit 3"]);
+        let out = run_with_timeout("sh", cmd, Duration::from_secs(30));
+        assert_eq!((out.success, out.code), (false, Some(3)));
+        assert_eq!(
+            (out.stdout.as_str(), out.stderr.as_str()),
+            ("out\n", "err\n")
+        );
+    }
+
+    #[test]
+    fn run_with_timeout_kills_a_hung_tree_and_fails_with_its_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("pid");
+        // A child in a process group of its own that ignores SIGINT: only SIGKILL ends it.
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c").arg(format!(
+            "setsid sh -c 'trap \"\" INT; echo $$ > {}; exec sleep 300' & echo started; wait",
+            pidfile.display()
+        ));
+        let t0 = Instant::now();
+        let failure = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            run_with_timeout("hung sh", cmd, Duration::from_millis(500))
+        }))
+        .expect_err("a hung process must fail the test");
+        assert!(t0.elapsed() < Duration::from_secs(20), "{:?}", t0.elapsed());
+        let msg = failure
+            .downcast_ref::<String>()
+            .cloned()
+            .unwrap_or_default();
+        assert!(
+            msg.contains("hung sh did not exit within") && msg.contains("started"),
+            "{msg}"
+        );
+        let grandchild = std::fs::read_to_string(&pidfile)
+            .unwrap()
+            .trim()
+            .to_string();
+        let t1 = Instant::now();
+        while Path::new(&format!("/proc/{grandchild}")).exists() {
+            // Reaped by init (or left a zombie for a moment).
+            let state =
+                std::fs::read_to_string(format!("/proc/{grandchild}/stat")).unwrap_or_default();
+            if state.contains(") Z") {
+                break;
+            }
+            assert!(
+                t1.elapsed() < Duration::from_secs(5),
+                "grandchild {grandchild} survives"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    #[test]
+    fn peer_timeout_is_read_from_the_arguments() {
+        assert_eq!(peer_timeout_s(&["echo", "--timeout", "7.5"]), 7.5);
+        assert_eq!(peer_timeout_s(&["echo", "--timeout=3"]), 3.0);
+        assert_eq!(peer_timeout_s(&["echo", "--count", "2"]), 20.0);
     }
 
     #[test]

@@ -25,7 +25,7 @@ use rpq_kinematics::Robot;
 use rpq_ros::cdr;
 use rpq_ros::interfaces::rpq_interfaces::msg::DriverStatus;
 use rpq_ros::msg::{sensor_msgs::JointState, std_msgs, trajectory_msgs::JointTrajectory};
-use rpq_tests::{bin, peer_script, python, repo_root, NodeProcess, TestEnv};
+use rpq_tests::{bin, peer_script, python, repo_root, run_with_timeout, NodeProcess, TestEnv};
 use serde::Deserialize;
 
 const POSITION_TOPIC: &str = "/forward_position_controller/commands";
@@ -483,20 +483,18 @@ fn replaying_commands_into_robot_sim_gives_the_expected_joint_states() {
     check_recording(&expected, &rec, &robot);
 
     // Third-party readers: rosbags and mcap-ros2-support decode the bag we wrote, identically.
-    let check = env
-        .command(python())
+    let mut check_cmd = env.command(python());
+    check_cmd
         .arg(peer_script("bag_check.py"))
         .arg(&output)
         .args(["--expect", "/robot_description=1"])
         .args(["--expect", "/joint_states=+"])
-        .args(["--expect", &format!("{STATUS_TOPIC}=+")])
-        .output()
-        .expect("run bag_check.py");
+        .args(["--expect", &format!("{STATUS_TOPIC}=+")]);
+    let check = run_with_timeout("bag_check.py", check_cmd, Duration::from_secs(120));
     assert!(
-        check.status.success(),
+        check.success,
         "bag_check.py refused the recorded bag:\n{}\n{}",
-        String::from_utf8_lossy(&check.stdout),
-        String::from_utf8_lossy(&check.stderr)
+        check.stdout, check.stderr
     );
     eprintln!(
         "bag_replay: replay {replay_s:.1} s (sends at most {lateness_ms:.1} ms late), \
@@ -524,17 +522,16 @@ fn replay_without_a_subscriber_fails_clearly_and_writes_nothing() {
     let env = TestEnv::new();
     let work = scratch(&env, "bag_replay_nobody");
     let output = work.join("recorded");
-    let out = env
-        .command(bin("rpq_bag"))
-        .arg("replay")
+    let mut cmd = env.command(bin("rpq_bag"));
+    cmd.arg("replay")
         .arg(repo_root().join("tests/bags/robot_sim_commands"))
         .arg("--output")
         .arg(&output)
-        .args(["--wait-timeout", "1"])
-        .output()
-        .expect("run rpq_bag");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+        .args(["--wait-timeout", "1"]);
+    // --wait-timeout 1: it gives up after a second; 30 s more is a generous bound.
+    let out = run_with_timeout("rpq_bag replay", cmd, Duration::from_secs(31));
+    let stderr = &out.stderr;
+    assert_eq!(out.code, Some(1), "{stderr}");
     for topic in [POSITION_TOPIC, VELOCITY_TOPIC, TRAJECTORY_TOPIC] {
         assert!(
             stderr.contains(&format!("no subscriber on played topic {topic}")),
@@ -557,24 +554,19 @@ fn record_takes_type_and_qos_from_the_publishers() {
         .arg(format!("robot_description_file:={}", urdf.display()));
     let mut sim = NodeProcess::spawn("robot_sim", sim_cmd);
     sim.wait_for_output("robot_sim ready:", Duration::from_secs(20));
-    let out = env
-        .command(bin("rpq_bag"))
-        .args([
-            "record",
-            "/joint_states",
-            "/robot_description",
-            "--duration",
-            "1",
-        ])
-        .arg("--output")
-        .arg(&output)
-        .output()
-        .expect("run rpq_bag");
-    assert!(
-        out.status.success(),
-        "rpq_bag record failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let mut cmd = env.command(bin("rpq_bag"));
+    cmd.args([
+        "record",
+        "/joint_states",
+        "/robot_description",
+        "--duration",
+        "1",
+    ])
+    .arg("--output")
+    .arg(&output);
+    // --duration 1: it records for a second; 30 s more is a generous bound.
+    let out = run_with_timeout("rpq_bag record", cmd, Duration::from_secs(31));
+    assert!(out.success, "rpq_bag record failed:\n{}", out.stderr);
     sim.stop(Duration::from_secs(3));
 
     let bag = BagReader::open(&output).expect("recorded bag opens");

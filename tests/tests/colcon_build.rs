@@ -16,9 +16,10 @@
 //! the cargo cache: it runs offline.
 
 use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Command;
+use std::time::Duration;
 
-use rpq_tests::{next_domain_id, python, repo_root, require_private_netns};
+use rpq_tests::{next_domain_id, python, repo_root, require_private_netns, run_with_timeout};
 
 #[test]
 fn colcon_build_gives_a_working_ros2_install_space() {
@@ -36,22 +37,24 @@ fn colcon_build_gives_a_working_ros2_install_space() {
     );
     let script = repo_root().join("tests").join("colcon_check.sh");
     let domain = next_domain_id();
-    let out = Command::new("bash")
-        .arg(&script)
+    let mut cmd = Command::new("bash");
+    cmd.arg(&script)
         .env("RPQ_PYENV", venv)
         .env("ROS_DOMAIN_ID", domain.to_string())
         .env_remove("RMW_IMPLEMENTATION")
-        .env_remove("RPQ_COLCON_NO_DDS")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
+        .env_remove("RPQ_COLCON_NO_DDS");
+    // A cold colcon build takes ~10 min on a loaded 2-core machine: bound it generously.
+    let out = run_with_timeout(
+        &script.display().to_string(),
+        cmd,
+        Duration::from_secs(30 * 60),
+    );
+    let (stdout, stderr) = (&out.stdout, &out.stderr);
     assert!(
-        out.status.success(),
-        "{} failed ({}):\n--- stdout ---\n{stdout}\n--- stderr ---\n{stderr}",
+        out.success,
+        "{} failed (exit code {:?}):\n--- stdout ---\n{stdout}\n--- stderr ---\n{stderr}",
         script.display(),
-        out.status
+        out.code
     );
     assert!(
         stdout.contains("all colcon checks passed"),

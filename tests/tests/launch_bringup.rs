@@ -7,7 +7,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use rpq_tests::{as_strings, bin, repo_root, rx60_urdf, NodeProcess, TestEnv, ROBOT_SIM_READY};
+use rpq_tests::{
+    as_strings, bin, repo_root, run_with_timeout, rx60_urdf, NodeProcess, TestEnv, ROBOT_SIM_READY,
+};
 
 fn launch_file() -> PathBuf {
     repo_root().join("launch").join("rx60_sim.launch.xml")
@@ -110,32 +112,26 @@ fn rpq_launch_brings_up_robot_sim_for_rclpy_and_stops_it_on_sigint() {
 
 #[test]
 fn rpq_launch_print_shows_the_resolved_command_line() {
-    let out = std::process::Command::new(bin("rpq_launch"))
-        .arg("--print")
+    let mut cmd = std::process::Command::new(bin("rpq_launch"));
+    cmd.arg("--print")
         .arg(launch_file())
-        .arg("frame_unused_check:=1")
-        .output()
-        .unwrap();
+        .arg("frame_unused_check:=1");
+    let out = run_with_timeout("rpq_launch --print", cmd, Duration::from_secs(30));
     // An argument no launch file declares is an error that names the valid ones.
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.code, Some(2));
+    let err = &out.stderr;
     assert!(err.contains("frame_unused_check"), "{err}");
     assert!(err.contains("robot_description_file"), "{err}");
 
     let other_urdf = "/tmp/rpq_elsewhere/robot.urdf";
-    let out = std::process::Command::new(bin("rpq_launch"))
-        .arg("--print")
+    let mut cmd = std::process::Command::new(bin("rpq_launch"));
+    cmd.arg("--print")
         .arg(launch_file())
         .arg(format!("robot_description_file:={other_urdf}"))
-        .arg("namespace:=/arm")
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{text}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .arg("namespace:=/arm");
+    let out = run_with_timeout("rpq_launch --print", cmd, Duration::from_secs(30));
+    let text = &out.stdout;
+    assert!(out.success, "{text}\n{}", out.stderr);
     let line = text
         .lines()
         .find(|l| l.starts_with("[robot_sim-1] "))
@@ -189,15 +185,12 @@ fn rpq_launch_rejects_an_unsupported_tag_before_starting_anything() {
     )
     .unwrap();
     let t0 = Instant::now();
-    let out = env
-        .command(bin("rpq_launch"))
-        .arg(&file)
-        .env("ROS_LOG_DIR", dir.path())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stdout}\n{stderr}");
+    let mut cmd = env.command(bin("rpq_launch"));
+    cmd.arg(&file).env("ROS_LOG_DIR", dir.path());
+    // Should the launcher ever accept the tag, it would run robot_sim until stopped.
+    let out = run_with_timeout("rpq_launch with <timer>", cmd, Duration::from_secs(30));
+    let (stdout, stderr) = (&out.stdout, &out.stderr);
+    assert_eq!(out.code, Some(2), "{stdout}\n{stderr}");
     assert!(t0.elapsed() < Duration::from_secs(5));
     let location = format!("{}:5:", file.display());
     assert!(

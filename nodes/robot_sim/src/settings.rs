@@ -26,6 +26,13 @@ pub const NODE_NAME: &str = "robot_sim";
 /// Rate of the periodic `~/status` messages (Hz); a change of status is published at once too.
 pub const STATUS_RATE_HZ: f64 = 10.0;
 
+/// `joint_state_rate_hz` value (its default) meaning "publish at `update_rate_hz`", so that a
+/// user who lowers only `update_rate_hz` gets no error about a parameter never set.
+pub const FOLLOW_UPDATE_RATE: f64 = 0.0;
+
+/// Smallest explicit `joint_state_rate_hz` (Hz).
+const MIN_JOINT_STATE_RATE_HZ: f64 = 0.1;
+
 /// Every parameter the node reads (`use_sim_time` is added by the transport).
 pub fn declarations() -> Vec<ParamDecl> {
     let d = SimConfig::default();
@@ -37,9 +44,9 @@ pub fn declarations() -> Vec<ParamDecl> {
             .describe("simulation (integration) rate [Hz]")
             .range(0.1, 10_000.0)
             .read_only(),
-        ParamDecl::double("joint_state_rate_hz", d.update_rate_hz)
-            .describe("rate of joint_states and /tf [Hz], at most update_rate_hz")
-            .range(0.1, 10_000.0)
+        ParamDecl::double("joint_state_rate_hz", FOLLOW_UPDATE_RATE)
+            .describe("rate of joint_states and /tf [Hz], at most update_rate_hz; 0: update_rate_hz")
+            .range(FOLLOW_UPDATE_RATE, 10_000.0)
             .read_only(),
         ParamDecl::double("velocity_command_timeout_s", d.velocity_command_timeout_s)
             .describe("a velocity command older than this stops the robot [s]")
@@ -79,7 +86,8 @@ pub fn declarations() -> Vec<ParamDecl> {
 pub struct Settings {
     /// `robot_description_file`, as given.
     pub robot_description_file: String,
-    /// `joint_state_rate_hz` (Hz).
+    /// Effective joint-state rate (Hz): `joint_state_rate_hz`, or `update_rate_hz` when that
+    /// parameter is 0 (its default).
     pub joint_state_rate_hz: f64,
     /// `publish_tf`.
     pub publish_tf: bool,
@@ -107,17 +115,28 @@ impl Settings {
             allow_nonzero_velocity_at_trajectory_end: p
                 .bool("allow_nonzero_velocity_at_trajectory_end")?,
         };
-        let joint_state_rate_hz = p.f64("joint_state_rate_hz")?;
-        if joint_state_rate_hz > sim.update_rate_hz {
-            return Err(SimError::InvalidConfig {
+        let given = p.f64("joint_state_rate_hz")?;
+        let invalid = |reason: String| {
+            Err(SimError::InvalidConfig {
                 parameter: "joint_state_rate_hz",
-                reason: format!(
-                    "{joint_state_rate_hz} Hz is above update_rate_hz ({} Hz)",
-                    sim.update_rate_hz
-                ),
+                reason,
             }
-            .into());
-        }
+            .into())
+        };
+        let joint_state_rate_hz = if given == FOLLOW_UPDATE_RATE {
+            sim.update_rate_hz
+        } else if given < MIN_JOINT_STATE_RATE_HZ {
+            return invalid(format!(
+                "{given} Hz is below {MIN_JOINT_STATE_RATE_HZ} Hz (0 means update_rate_hz)"
+            ));
+        } else if given > sim.update_rate_hz {
+            return invalid(format!(
+                "{given} Hz is above update_rate_hz ({} Hz)",
+                sim.update_rate_hz
+            ));
+        } else {
+            given
+        };
         Ok(Settings {
             robot_description_file: p.str("robot_description_file")?.to_string(),
             joint_state_rate_hz,
@@ -210,6 +229,41 @@ mod tests {
         for (extra, name) in cases {
             let err = resolve(&with(extra)).unwrap_err();
             assert!(err.to_string().contains(name), "{extra}: {err}");
+        }
+    }
+
+    #[test]
+    fn joint_state_rate_follows_a_lowered_update_rate_unless_set() {
+        // Only update_rate_hz given (below the old 100 Hz default): no error, same rate.
+        let s = resolve(&with("    update_rate_hz: 20.0\n")).unwrap();
+        assert_eq!((s.sim.update_rate_hz, s.joint_state_rate_hz), (20.0, 20.0));
+        // The shipped config with only update_rate_hz lowered.
+        let lowered = CONFIG.replace("update_rate_hz: 100.0", "update_rate_hz: 30.0");
+        assert_ne!(lowered, CONFIG);
+        let s = resolve(&lowered).unwrap();
+        assert_eq!((s.sim.update_rate_hz, s.joint_state_rate_hz), (30.0, 30.0));
+        // Explicit 0 is the default's meaning; an explicit lower rate is kept.
+        let s = resolve(&with(
+            "    update_rate_hz: 20.0\n    joint_state_rate_hz: 0.0\n",
+        ))
+        .unwrap();
+        assert_eq!(s.joint_state_rate_hz, 20.0);
+        let s = resolve(&with(
+            "    update_rate_hz: 20.0\n    joint_state_rate_hz: 5.0\n",
+        ))
+        .unwrap();
+        assert_eq!(s.joint_state_rate_hz, 5.0);
+        // An explicit rate above update_rate_hz, or positive below 0.1 Hz, stays an error.
+        for extra in [
+            "    update_rate_hz: 20.0\n    joint_state_rate_hz: 100.0\n",
+            "    joint_state_rate_hz: 0.05\n",
+            "    joint_state_rate_hz: -1.0\n",
+        ] {
+            let err = resolve(&with(extra)).unwrap_err();
+            assert!(
+                err.to_string().contains("joint_state_rate_hz"),
+                "{extra}: {err}"
+            );
         }
     }
 

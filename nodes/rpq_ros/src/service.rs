@@ -5,9 +5,8 @@
 //! itself can be lost the same way. [`ServiceClient::call_with_retry`] bounds every try by a
 //! timeout and sends the request again, which fixed every measured case.
 //!
-//! A retried request may reach the server twice, so use retries for requests whose repetition
-//! is harmless (queries, `Trigger`-style commands that are idempotent) or accept at-least-once
-//! semantics.
+//! A retried request may reach the server more than once (at-least-once delivery); see
+//! [`ServiceClient::call_with_retry`].
 
 use std::{
     sync::atomic::{AtomicU32, Ordering},
@@ -96,18 +95,34 @@ where
         self.call_with_retry(request, timeout, 1).await
     }
 
-    /// Sends `request` and waits up to `per_try_timeout` for the reply, sending it again up to
-    /// `max_tries` times in all. A reply to an earlier try that arrives late is ignored.
+    /// Sends `request` and waits up to `per_try_timeout` for a reply, sending it again up to
+    /// `max_tries` times in all.
+    ///
+    /// Every request sent by this call stays pending until the call ends: the first reply to
+    /// *any* of them is returned, so a server slower than `per_try_timeout` still answers (its
+    /// reply to try 1 may arrive during try 3). The call gives up with
+    /// [`ServiceError::NoReply`] `max_tries × per_try_timeout` after the first send. A reply that
+    /// cannot be decoded is logged and skipped; replies to other calls are skipped.
+    ///
+    /// **At-least-once:** a retry sends the same request again, and the server may well have
+    /// received and executed the earlier one (its reply was merely late or lost). With
+    /// `max_tries > 1` the server may therefore run the request up to `max_tries` times. Retry only
+    /// requests whose repetition is harmless (queries, idempotent commands), or use
+    /// `max_tries = 1` ([`call`](Self::call)) for side effects that must not repeat.
     pub async fn call_with_retry(
         &self,
         request: Req,
         per_try_timeout: Duration,
         max_tries: u32,
     ) -> Result<Resp, ServiceError> {
+        // ros2-client offers no async stream of (request id, reply), and its
+        // `async_receive_response` drops replies to every id but one, so poll the reader.
+        const POLL: Duration = Duration::from_millis(2);
         let transport = |reason: String| ServiceError::Transport {
             service: self.name.clone(),
             reason,
         };
+        let mut sent = Vec::with_capacity(max_tries.min(16) as usize);
         for attempt in 1..=max_tries {
             self.last_tries.store(attempt, Ordering::Relaxed);
             let id = self
@@ -115,12 +130,26 @@ where
                 .async_send_request(request.clone())
                 .await
                 .map_err(|e| transport(format!("cannot send request: {e}")))?;
-            match tokio::time::timeout(per_try_timeout, self.client.async_receive_response(id))
-                .await
-            {
-                Ok(Ok(resp)) => return Ok(resp),
-                Ok(Err(e)) => return Err(transport(format!("cannot read reply: {e}"))),
-                Err(_elapsed) => continue,
+            sent.push(id);
+            let try_deadline = tokio::time::Instant::now() + per_try_timeout;
+            loop {
+                match self.client.receive_response() {
+                    Ok(Some((id, resp))) if sent.contains(&id) => return Ok(resp),
+                    Ok(Some((id, _))) => {
+                        log::debug!(
+                            "service {}: skipped reply to another call {id:?}",
+                            self.name
+                        );
+                        continue;
+                    }
+                    Ok(None) => {}
+                    Err(e) => log::warn!("service {}: skipped undecodable reply: {e}", self.name),
+                }
+                let now = tokio::time::Instant::now();
+                if now >= try_deadline {
+                    break;
+                }
+                tokio::time::sleep(POLL.min(try_deadline - now)).await;
             }
         }
         Err(ServiceError::NoReply {

@@ -147,6 +147,39 @@ async fn service_call_with_retry_right_after_creation() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn service_slower_than_one_try_still_answers() {
+    let mut server_node = node("slow_server", 224, &[]);
+    let server = server_node.service::<Trigger>("~/poke").unwrap();
+    // Answers each request 400 ms after it arrives, one at a time: longer than a try.
+    let serve = tokio::spawn(async move {
+        let mut requests = std::pin::pin!(server.receive_request_stream());
+        let mut served = 0u32;
+        while let Some(Ok((id, _))) = requests.next().await {
+            tokio::time::sleep(Duration::from_millis(400)).await;
+            served += 1;
+            let resp = TriggerResponse {
+                success: true,
+                message: format!("slow {served}"),
+            };
+            server.async_send_response(id, resp).await.unwrap();
+        }
+        drop(server_node);
+    });
+    let mut client_node = node("slow_client", 224, &[]);
+    let client = client_node.client::<Trigger>("/slow_server/poke").unwrap();
+    client_node.wait_for_service(&client, WAIT).await.unwrap();
+    // Each reply lands during a later try; it must still be accepted.
+    let resp = client
+        .call_with_retry(TriggerRequest::default(), Duration::from_millis(150), 10)
+        .await
+        .expect("late reply to an earlier try was dropped");
+    assert!(resp.success);
+    assert!(resp.message.starts_with("slow "), "{}", resp.message);
+    assert!(client.last_tries() > 1, "tries {}", client.last_tries());
+    serve.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unavailable_service_and_bad_names_are_clear_errors() {
     let mut n = node("lonely", 223, &[]);
     let client = n.client::<Trigger>("nobody_home").unwrap();

@@ -94,6 +94,21 @@ pub enum SimError {
         /// The joints left out.
         names: Vec<String>,
     },
+    /// The interpolation toward a trajectory point overflows: its velocities or accelerations,
+    /// though finite, are too large for the segment's duration (the polynomial or its
+    /// derivative is not finite somewhere on the segment).
+    #[error(
+        "interpolation on the way to trajectory point {point} is not finite for joint `{joint}` \
+         over {duration} s: velocities or accelerations too large"
+    )]
+    InterpolationNotFinite {
+        /// Index of the trajectory point the segment ends at.
+        point: usize,
+        /// Joint whose polynomial overflows.
+        joint: String,
+        /// Duration of the segment (s).
+        duration: f64,
+    },
     /// A trajectory has no points.
     #[error("trajectory has no points")]
     EmptyTrajectory,

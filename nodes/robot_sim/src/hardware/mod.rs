@@ -30,6 +30,10 @@
 //!   they are and hold that position ([`Mode::Position`]). It is not a command and is never
 //!   rejected. [`SimHardware::initial_positions`] gives the start positions (for a reset).
 //! * **Positions never leave the limits and no NaN enters the state**, whatever the commands.
+//!   Trajectories whose interpolation would overflow (finite but huge velocities or
+//!   accelerations) are rejected; and should any motion law still produce a non-finite value,
+//!   it is not written: the joints hold their last finite positions (zero velocity,
+//!   [`Mode::Position`]) and the fault is recorded in [`Status::last_error`].
 //! * **Time** is monotonic seconds passed in by the caller; a command at time `now` first brings
 //!   the simulation up to `now` under the previous command. A command stamped earlier than the
 //!   simulation's time takes effect at the simulation's time; such a step is ignored (noted in
@@ -319,11 +323,10 @@ impl SimHardware {
             Ok(ok) => ok,
             Err(e) => return self.reject(e),
         };
-        let finished = plan.sample(t, &mut self.state.positions, &mut self.state.velocities);
+        let (mut pos, mut vel) = (self.state.positions.clone(), self.state.velocities.clone());
+        let finished = plan.sample(t, &mut pos, &mut vel);
         self.active = Active::Trajectory { plan, finished };
-        for j in 0..self.joints.len() {
-            self.limit_joint(j, false);
-        }
+        self.set_all(&pos, &vel, "trajectory");
         self.update_status();
         Ok(())
     }
@@ -464,7 +467,9 @@ impl SimHardware {
                 if deadline > t0 {
                     self.integrate(t0, t.min(deadline));
                 }
-                if t > deadline && !timed_out {
+                // (unless a fault already replaced the command)
+                let still_velocity = matches!(self.active, Active::Velocity { .. });
+                if t > deadline && !timed_out && still_velocity {
                     self.active = Active::Velocity {
                         received,
                         timed_out: true,
@@ -477,10 +482,10 @@ impl SimHardware {
                 }
             }
             Active::Trajectory { plan, finished } => {
-                *finished = plan.sample(t, &mut self.state.positions, &mut self.state.velocities);
-                for j in 0..self.joints.len() {
-                    self.limit_joint(j, false);
-                }
+                let (mut pos, mut vel) =
+                    (self.state.positions.clone(), self.state.velocities.clone());
+                *finished = plan.sample(t, &mut pos, &mut vel);
+                self.set_all(&pos, &vel, "trajectory");
             }
         }
         self.time = Some(t);
@@ -497,12 +502,21 @@ impl SimHardware {
         let velocity_mode = matches!(self.active, Active::Velocity { .. });
         for _ in 0..n as usize {
             for j in 0..self.joints.len() {
-                if velocity_mode {
-                    self.velocity_substep(j, dt);
+                let (p, v, source) = if velocity_mode {
+                    let (dp, v) = motion::follow_velocity(
+                        self.state.velocities[j],
+                        self.target[j],
+                        self.accel[j],
+                        dt,
+                    );
+                    (self.state.positions[j] + dp, v, "velocity command")
                 } else {
-                    self.position_substep(j, dt);
+                    let (p, v) = self.position_substep(j, dt);
+                    (p, v, "position command")
+                };
+                if !self.set_joint(j, p, v, true, source) {
+                    return;
                 }
-                self.limit_joint(j, true);
             }
             if self.at_rest() {
                 break;
@@ -510,15 +524,41 @@ impl SimHardware {
         }
     }
 
-    fn velocity_substep(&mut self, j: usize, dt: f64) {
-        let (dp, v) =
-            motion::follow_velocity(self.state.velocities[j], self.target[j], self.accel[j], dt);
-        self.state.positions[j] += dp;
-        self.state.velocities[j] = v;
+    /// Writes a whole new state (positions, velocities), joint by joint through
+    /// [`Self::set_joint`], stopping at the first non-finite value.
+    fn set_all(&mut self, pos: &[f64], vel: &[f64], source: &str) {
+        for (j, (&p, &v)) in pos.iter().zip(vel).enumerate() {
+            if !self.set_joint(j, p, v, false, source) {
+                return;
+            }
+        }
     }
 
-    fn position_substep(&mut self, j: usize, dt: f64) {
-        let (p, v) = match self.config.position_command_mode {
+    /// The only way new motion enters the state: writes position `p` and velocity `v` of joint
+    /// `j` and keeps them within the limits ([`Self::limit_joint`]). A non-finite value is a
+    /// fault, never written: the joints hold their last (finite) positions with zero velocity,
+    /// the active command is cancelled (as [`Self::hold`] does) and the reason is recorded in
+    /// [`Status::last_error`]. Returns false on such a fault.
+    fn set_joint(&mut self, j: usize, p: f64, v: f64, hard_stop: bool, source: &str) -> bool {
+        if !(p.is_finite() && v.is_finite()) {
+            self.target.copy_from_slice(&self.state.positions);
+            self.state.velocities.fill(0.0);
+            self.active = Active::Position;
+            self.status.last_error = format!(
+                "fault: the {source} gave joint `{}` position {p} and velocity {v}, not finite; \
+                 holding the last finite positions",
+                self.joints[j].name
+            );
+            return false;
+        }
+        self.state.positions[j] = p;
+        self.state.velocities[j] = v;
+        self.limit_joint(j, hard_stop);
+        true
+    }
+
+    fn position_substep(&self, j: usize, dt: f64) -> (f64, f64) {
+        match self.config.position_command_mode {
             PositionCommandMode::Instant => (self.target[j], 0.0),
             PositionCommandMode::RateLimited => motion::move_to_target(
                 self.state.positions[j],
@@ -528,12 +568,10 @@ impl SimHardware {
                 self.accel[j],
                 dt,
             ),
-        };
-        self.state.positions[j] = p;
-        self.state.velocities[j] = v;
+        }
     }
 
-    /// Keeps joint `j` within its limits. With `hard_stop`, a joint pushed past a limit stops
+    /// Keeps joint `j` (just written, finite, by [`Self::set_joint`]) within its limits. With `hard_stop`, a joint pushed past a limit stops
     /// there with zero velocity and the event is recorded; otherwise (trajectories, whose path
     /// was checked, so only rounding can cross) the values are just clamped.
     fn limit_joint(&mut self, j: usize, hard_stop: bool) {

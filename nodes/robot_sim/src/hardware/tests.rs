@@ -851,6 +851,80 @@ fn trajectory_rejections_name_their_reason_and_keep_the_previous_command() {
 }
 
 #[test]
+fn huge_accelerations_are_rejected_not_turned_into_nan() {
+    // a·dt² = 4e308 overflows: the quintic would evaluate to inf - inf = NaN.
+    let mut r = robot(SimConfig::default());
+    let mut pt = point(&[0.0; 6], 2.0);
+    pt.velocities = vec![0.0; 6];
+    pt.accelerations = vec![1e308; 6];
+    let before = r.state().clone();
+    let e = r.command_trajectory(&traj(vec![pt]), 0.0).unwrap_err();
+    assert!(
+        matches!(&e, SimError::InterpolationNotFinite { point: 0, joint, duration }
+            if joint == "joint_1" && *duration == 2.0),
+        "{e}"
+    );
+    assert_eq!(r.status().last_error, e.to_string());
+    assert_eq!(r.status().mode, Mode::Idle);
+    let s = r.step(1.0);
+    assert_eq!(s.positions, before.positions);
+    assert!(s
+        .positions
+        .iter()
+        .chain(&s.velocities)
+        .all(|v| v.is_finite()));
+
+    // Large but not overflowing accelerations: finite path, refused by the limits.
+    let mut pt = point(&[0.0; 6], 2.0);
+    pt.velocities = vec![0.0; 6];
+    pt.accelerations = vec![1e300; 6];
+    let e = r.command_trajectory(&traj(vec![pt]), 1.0).unwrap_err();
+    assert!(matches!(e, SimError::PositionOutOfLimits { .. }), "{e}");
+}
+
+#[test]
+fn huge_velocities_are_rejected() {
+    let mut r = robot(SimConfig::default());
+    for v in [1e308, f64::MAX, -1e308] {
+        let mut pt = point(&[0.0; 6], 2.0);
+        pt.velocities = vec![v; 6];
+        let e = r
+            .command_trajectory(&traj(vec![pt, point(&[0.0; 6], 4.0)]), 0.0)
+            .unwrap_err();
+        assert!(matches!(e, SimError::VelocityOutOfLimits { .. }), "{e}");
+        assert!(r.step(0.5).positions.iter().all(|p| p.is_finite()));
+    }
+}
+
+#[test]
+fn a_non_finite_sample_is_never_written_to_the_state() {
+    // Second line of defence: a plan that (bypassing validation) yields NaN or inf.
+    for poison in [f64::NAN, f64::INFINITY, 1e308] {
+        let mut r = robot(SimConfig::default());
+        let pts = vec![point(&[0.2; 6], 1.0), point(&[0.4; 6], 2.0)];
+        r.command_trajectory(&traj(pts), 0.0).unwrap();
+        let before = r.step(0.5).clone();
+        let Active::Trajectory { plan, .. } = &mut r.active else {
+            panic!("not following the trajectory");
+        };
+        plan.corrupt(poison);
+        let s = r.step(0.6).clone();
+        assert_eq!(s.positions, before.positions, "poison {poison}");
+        assert!(s.velocities.iter().all(|&v| v == 0.0));
+        assert_eq!(r.status().mode, Mode::Position);
+        assert!(r.status().holding);
+        assert!(
+            r.status().last_error.contains("not finite"),
+            "{}",
+            r.status().last_error
+        );
+        // The fault is not a rejected command, and the robot keeps holding there.
+        assert_eq!(r.status().rejected_commands, 0);
+        assert_eq!(r.step(3.0).positions, before.positions);
+    }
+}
+
+#[test]
 fn nonzero_final_velocity_can_be_allowed() {
     let mut r = robot(SimConfig {
         allow_nonzero_velocity_at_trajectory_end: true,
@@ -1033,6 +1107,8 @@ fn garbage() -> impl Strategy<Value = f64> {
         Just(f64::NAN),
         Just(f64::INFINITY),
         Just(f64::NEG_INFINITY),
+        Just(1e308),
+        Just(-f64::MAX),
         -50.0..50.0f64,
     ]
 }

@@ -86,13 +86,23 @@ impl Poly {
         Self([c[1], 2.0 * c[2], 3.0 * c[3], 4.0 * c[4], 5.0 * c[5], 0.0])
     }
 
+    /// True when every value of the polynomial and of its derivative on `[0, 1]` is a finite
+    /// number: the sums of the absolute coefficients bound them, so these sums must be finite.
+    pub(crate) fn is_bounded(&self) -> bool {
+        let sum = |p: &Poly| p.0.iter().map(|c| c.abs()).sum::<f64>();
+        sum(self).is_finite() && sum(&self.derivative()).is_finite()
+    }
+
     /// Smallest and largest value on `[0, 1]`: the ends, a dense sampling, and the roots of the
-    /// derivative located by sign changes between samples and refined by bisection.
-    pub(crate) fn range_on_unit(&self) -> (f64, f64) {
+    /// derivative located by sign changes between samples and refined by bisection. `None` if
+    /// any value met is not finite (NaN would otherwise slip through `min`/`max`).
+    pub(crate) fn range_on_unit(&self) -> Option<(f64, f64)> {
         const SAMPLES: usize = 64;
         let d = self.derivative();
         let (mut lo, mut hi) = (self.eval(0.0), self.eval(0.0));
+        let mut finite = lo.is_finite();
         let mut take = |v: f64| {
+            finite &= v.is_finite();
             lo = lo.min(v);
             hi = hi.max(v);
         };
@@ -117,7 +127,7 @@ impl Poly {
             }
             (s0, g0) = (s1, g1);
         }
-        (lo, hi)
+        (finite && lo.is_finite() && hi.is_finite()).then_some((lo, hi))
     }
 }
 
@@ -406,8 +416,21 @@ pub(crate) fn plan(
                 (Some(v0), Some(v1), _, _) => Poly::cubic(k0.p[j], v0[j] * dt, k1.p[j], v1[j] * dt),
                 _ => Poly::linear(k0.p[j], k1.p[j]),
             };
+            // Huge velocities or accelerations (finite, but times dt or dt² beyond f64) would
+            // make the polynomial overflow and its samples NaN, which no limit test catches.
+            let ranges = if poly.is_bounded() {
+                poly.range_on_unit().zip(poly.derivative().range_on_unit())
+            } else {
+                None
+            };
+            let Some(((lo, hi), (dlo, dhi))) = ranges else {
+                return Err(SimError::InterpolationNotFinite {
+                    point: to,
+                    joint: js.name.clone(),
+                    duration: dt,
+                });
+            };
             let (lower, upper) = js.bounds();
-            let (lo, hi) = poly.range_on_unit();
             let out_low = lower.is_finite() && lo < lower - SLACK * (1.0 + lower.abs());
             let out_high = upper.is_finite() && hi > upper + SLACK * (1.0 + upper.abs());
             if out_low || out_high {
@@ -419,9 +442,8 @@ pub(crate) fn plan(
                     upper,
                 });
             }
-            let (dlo, dhi) = poly.derivative().range_on_unit();
             let peak = if dhi.abs() >= dlo.abs() { dhi } else { dlo } / dt;
-            if peak.abs() > js.max_velocity * (1.0 + SLACK) {
+            if !peak.is_finite() || peak.abs() > js.max_velocity * (1.0 + SLACK) {
                 return Err(SimError::VelocityOutOfLimits {
                     what: format!("interpolated velocity on the way to trajectory point {to}"),
                     joint: js.name.clone(),
@@ -445,8 +467,39 @@ pub(crate) fn plan(
 }
 
 #[cfg(test)]
+impl Plan {
+    /// Overwrites every coefficient with `value`, bypassing validation (tests of the state's
+    /// own guard against non-finite values).
+    pub(crate) fn corrupt(&mut self, value: f64) {
+        for seg in &mut self.segments {
+            for poly in &mut seg.polys {
+                poly.0 = [value; 6];
+            }
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn overflowing_polynomials_have_no_range() {
+        // Finite coefficients whose sum overflows: the value at s = 1 is infinite.
+        let big = Poly([0.0, 0.0, f64::MAX, f64::MAX, 0.0, 0.0]);
+        assert!(!big.is_bounded());
+        assert_eq!(big.range_on_unit(), None);
+        // a·dt² overflowed to inf: the evaluation gives inf - inf = NaN, never a range.
+        let nan = Poly::quintic(0.0, 0.0, 1e308 * 4.0, 0.0, 0.0, 0.0);
+        assert!(nan.eval(1.0).is_nan());
+        assert!(!nan.is_bounded());
+        assert_eq!(nan.range_on_unit(), None);
+        // The derivative alone may overflow (5 c5).
+        let steep = Poly([0.0, 0.0, 0.0, 0.0, 0.0, f64::MAX / 2.0]);
+        assert!(!steep.is_bounded());
+        let fine = Poly::quintic(0.0, 1.0, -8.0, 0.2, 2.0, 9.0);
+        assert!(fine.is_bounded() && fine.range_on_unit().is_some());
+    }
 
     /// Coefficients of a polynomial in real time `t` on `[0, dur]`, with its derivatives.
     fn analytic(c: &[f64], t: f64) -> (f64, f64, f64) {
@@ -510,7 +563,7 @@ mod tests {
             Poly([0.1, 0.0, 0.0, 0.0, 0.0, 0.0]),
         ];
         for poly in polys {
-            let (lo, hi) = poly.range_on_unit();
+            let (lo, hi) = poly.range_on_unit().unwrap();
             let n = 200_000;
             let (mut blo, mut bhi) = (f64::INFINITY, f64::NEG_INFINITY);
             for i in 0..=n {
