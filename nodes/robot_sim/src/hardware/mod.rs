@@ -355,9 +355,7 @@ impl SimHardware {
     /// ```
     pub fn hold(&mut self, now: f64) -> Result<(), SimError> {
         self.begin_command(now)?;
-        self.target.copy_from_slice(&self.state.positions);
-        self.state.velocities.fill(0.0);
-        self.active = Active::Position;
+        self.stop_in_place();
         self.update_status();
         Ok(())
     }
@@ -534,6 +532,13 @@ impl SimHardware {
         }
     }
 
+    /// Stops every joint where it is and holds there (position mode, target = current state).
+    fn stop_in_place(&mut self) {
+        self.target.copy_from_slice(&self.state.positions);
+        self.state.velocities.fill(0.0);
+        self.active = Active::Position;
+    }
+
     /// The only way new motion enters the state: writes position `p` and velocity `v` of joint
     /// `j` and keeps them within the limits ([`Self::limit_joint`]). A non-finite value is a
     /// fault, never written: the joints hold their last (finite) positions with zero velocity,
@@ -541,9 +546,7 @@ impl SimHardware {
     /// [`Status::last_error`]. Returns false on such a fault.
     fn set_joint(&mut self, j: usize, p: f64, v: f64, hard_stop: bool, source: &str) -> bool {
         if !(p.is_finite() && v.is_finite()) {
-            self.target.copy_from_slice(&self.state.positions);
-            self.state.velocities.fill(0.0);
-            self.active = Active::Position;
+            self.stop_in_place();
             self.status.last_error = format!(
                 "fault: the {source} gave joint `{}` position {p} and velocity {v}, not finite; \
                  holding the last finite positions",
