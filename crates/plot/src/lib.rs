@@ -90,6 +90,9 @@ fn ensure_font() -> Result<(), PlotError> {
     .map_err(PlotError::NoFont)
 }
 
+/// An axis range (min, max).
+type Range = (f64, f64);
+
 /// How a series is drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Style {
@@ -224,7 +227,7 @@ impl Figure {
         p.0.is_finite() && p.1.is_finite() && (!self.log_y || p.1 > 0.0)
     }
 
-    fn bounds(&self) -> Result<((f64, f64), (f64, f64)), PlotError> {
+    fn bounds(&self) -> Result<(Range, Range), PlotError> {
         let mut xs = (f64::INFINITY, f64::NEG_INFINITY);
         let mut ys = (f64::INFINITY, f64::NEG_INFINITY);
         for p in self.series.iter().flat_map(|s| s.data.iter()) {
@@ -254,7 +257,7 @@ impl Figure {
     fn draw<DB: DrawingBackend>(
         &self,
         root: &DrawingArea<DB, Shift>,
-        (xr, yr): ((f64, f64), (f64, f64)),
+        (xr, yr): (Range, Range),
     ) -> Result<(), String> {
         root.fill(&WHITE).map_err(|e| e.to_string())?;
         let mut builder = ChartBuilder::on(root);
