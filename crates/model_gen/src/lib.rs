@@ -48,6 +48,7 @@
 #![warn(missing_docs)]
 
 pub mod geometry;
+pub mod hit_dlr;
 pub mod mass;
 pub mod rx60;
 pub mod stl;
@@ -108,6 +109,27 @@ pub fn rx60_files() -> Result<Vec<GeneratedFile>, Error> {
         files.push(GeneratedFile {
             path: PathBuf::from(rx60::mesh_path(link)),
             bytes: stl::encode(mesh, &header),
+        });
+    }
+    Ok(files)
+}
+
+/// Generates the HIT/DLR hand in memory: the URDF first, then one STL per link in
+/// [`hit_dlr::links`] order.
+pub fn hit_dlr_files() -> Result<Vec<GeneratedFile>, Error> {
+    let mut files = vec![GeneratedFile {
+        path: PathBuf::from(hit_dlr::urdf_path()),
+        bytes: hit_dlr::urdf_text().into_bytes(),
+    }];
+    for link in hit_dlr::links() {
+        let mesh = hit_dlr::link_mesh(&link)?;
+        let header = format!(
+            "rpq_model_gen {} {link}: binary STL, metres, link frame",
+            hit_dlr::ROBOT_NAME
+        );
+        files.push(GeneratedFile {
+            path: PathBuf::from(hit_dlr::mesh_path(&link)),
+            bytes: stl::encode(&mesh, &header),
         });
     }
     Ok(files)

@@ -26,11 +26,22 @@ enum Model {
         #[arg(long)]
         check: bool,
     },
+    /// HIT/DLR four-finger hand: urdf/hit_dlr_hand.urdf and meshes/hit_dlr_hand/<link>.stl
+    HitDlr {
+        /// Output root (the repository root).
+        #[arg(long, default_value = ".")]
+        out_dir: PathBuf,
+        /// Do not write; exit with failure if any file is missing or differs.
+        #[arg(long)]
+        check: bool,
+    },
 }
 
 fn main() -> Result<ExitCode, rpq_model_gen::Error> {
-    let Model::Rx60 { out_dir, check } = Cli::parse().model;
-    let files = rpq_model_gen::rx60_files()?;
+    let (out_dir, check, files) = match Cli::parse().model {
+        Model::Rx60 { out_dir, check } => (out_dir, check, rpq_model_gen::rx60_files()?),
+        Model::HitDlr { out_dir, check } => (out_dir, check, rpq_model_gen::hit_dlr_files()?),
+    };
     if check {
         let stale = rpq_model_gen::stale_files(&files, &out_dir);
         for p in &stale {

@@ -1,0 +1,341 @@
+//! `glove_calib`: simulate, calibrate and validate the human hand model (Hu et al.).
+//!
+//! ```text
+//! glove_calib simulate  --params config/hand_model_nominal.yaml --perturb 1 --truth-out truth.yaml \
+//!                       --poses 60 --vision-noise 1.0 --sensor-noise 0.5 --seed 1 --out train.csv
+//! glove_calib calibrate --initial config/hand_model_nominal.yaml --data train.csv \
+//!                       --out calibrated.yaml --report-dir out/
+//! glove_calib validate  --params calibrated.yaml --data validation.csv --report-dir out/
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+use rpq_hand::calib::{self, ErrorStats};
+use rpq_hand::data::{self, SimOptions};
+use rpq_hand::{CalibOptions, Finger, HandError, HandModel};
+
+#[derive(Parser)]
+#[command(
+    version,
+    about = "Data-glove calibration of the human hand model (Hu et al.)"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Design {
+    /// Latin-hypercube spread over each sensor's range.
+    Lhs,
+    /// D-optimal subset of 5× as many Latin-hypercube candidates, for the --params model.
+    DOptimal,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Simulate a calibration session: CSV `pose,finger,s0,s1,s2,s3,x,y,z`.
+    Simulate {
+        /// Hand model YAML the data is generated with (the "true" hand).
+        #[arg(long, default_value = "config/hand_model_nominal.yaml")]
+        params: PathBuf,
+        /// Perturb the model first (1.0 = offsets ±5°, lengths/gains ±10 %), seeded by --truth-seed.
+        #[arg(long, default_value_t = 0.0)]
+        perturb: f64,
+        /// Seed of the perturbation.
+        #[arg(long, default_value_t = 42)]
+        truth_seed: u64,
+        /// Write the (perturbed) true model here.
+        #[arg(long)]
+        truth_out: Option<PathBuf>,
+        /// Poses (each has one row per finger).
+        #[arg(long, default_value_t = 60)]
+        poses: usize,
+        /// First pose id.
+        #[arg(long, default_value_t = 0)]
+        first_pose: usize,
+        /// Vision noise, standard deviation per axis, mm.
+        #[arg(long, default_value_t = 1.0)]
+        vision_noise: f64,
+        /// Glove sensor noise, standard deviation, counts.
+        #[arg(long, default_value_t = 0.5)]
+        sensor_noise: f64,
+        /// Keep fractional counts (default: round like the glove's 8-bit converters).
+        #[arg(long)]
+        no_quantize: bool,
+        /// Pose design.
+        #[arg(long, value_enum, default_value_t = Design::Lhs)]
+        design: Design,
+        /// Seed of poses and noise.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Output CSV.
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Calibrate from a CSV; write the calibrated YAML, print the report, plot the errors.
+    Calibrate {
+        /// Initial model (nominal or the glove software's calibration).
+        #[arg(long, default_value = "config/hand_model_nominal.yaml")]
+        initial: PathBuf,
+        /// Calibration data CSV.
+        #[arg(long)]
+        data: PathBuf,
+        /// Calibrated model YAML to write.
+        #[arg(long)]
+        out: PathBuf,
+        /// Directory for report.yaml and the error histogram (PNG + SVG).
+        #[arg(long, default_value = "out/glove_calib")]
+        report_dir: PathBuf,
+        /// Condition number above which a warning is printed.
+        #[arg(long, default_value_t = 100.0)]
+        cond_warn: f64,
+    },
+    /// Report fingertip errors of a model on a CSV.
+    Validate {
+        /// Model YAML.
+        #[arg(long)]
+        params: PathBuf,
+        /// Data CSV.
+        #[arg(long)]
+        data: PathBuf,
+        /// Directory for the error histogram (PNG + SVG).
+        #[arg(long, default_value = "out/glove_calib")]
+        report_dir: PathBuf,
+        /// Exit with failure if any error exceeds this many mm.
+        #[arg(long)]
+        max_error: Option<f64>,
+    },
+}
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> HandError + '_ {
+    move |e| HandError::Io {
+        path: path.display().to_string(),
+        source: e,
+    }
+}
+
+fn per_finger_errors(model: &HandModel, samples: &[rpq_hand::Sample]) -> Vec<(Finger, Vec<f64>)> {
+    Finger::ALL
+        .iter()
+        .map(|&f| {
+            let s: Vec<_> = samples.iter().filter(|s| s.finger == f).copied().collect();
+            (f, calib::errors(model, &s))
+        })
+        .filter(|(_, e)| !e.is_empty())
+        .collect()
+}
+
+fn histogram(
+    dir: &Path,
+    stem: &str,
+    title: &str,
+    errs: &[(Finger, Vec<f64>)],
+) -> Result<(), HandError> {
+    std::fs::create_dir_all(dir).map_err(io_err(dir))?;
+    let mut h = rpq_plot::Histogram::new(title, "fingertip position error (mm)", 25);
+    let max = errs
+        .iter()
+        .flat_map(|(_, e)| e.iter())
+        .cloned()
+        .fold(0.0, f64::max);
+    h = h.range(0.0, (max * 1e3).max(1.0).ceil());
+    for (f, e) in errs {
+        let mm: Vec<f64> = e.iter().map(|x| x * 1e3).collect();
+        h = h.series(f.name(), &mm);
+    }
+    let (png, svg) = h
+        .save(dir.join(stem))
+        .map_err(|e| HandError::Plot(e.to_string()))?;
+    println!("histogram: {} {}", png.display(), svg.display());
+    Ok(())
+}
+
+fn print_stats(errs: &[(Finger, Vec<f64>)]) -> ErrorStats {
+    println!("finger   samples    rms (mm)   mean (mm)   max (mm)");
+    let mut all = Vec::new();
+    for (f, e) in errs {
+        let s = ErrorStats::from_errors(e);
+        println!(
+            "{:<8} {:>7} {:>10.3} {:>11.3} {:>10.3}",
+            f.name(),
+            s.samples,
+            s.rms * 1e3,
+            s.mean * 1e3,
+            s.max * 1e3
+        );
+        all.extend_from_slice(e);
+    }
+    let s = ErrorStats::from_errors(&all);
+    println!(
+        "{:<8} {:>7} {:>10.3} {:>11.3} {:>10.3}",
+        "all",
+        s.samples,
+        s.rms * 1e3,
+        s.mean * 1e3,
+        s.max * 1e3
+    );
+    s
+}
+
+fn run(cli: Cli) -> Result<ExitCode, HandError> {
+    match cli.cmd {
+        Cmd::Simulate {
+            params,
+            perturb,
+            truth_seed,
+            truth_out,
+            poses,
+            first_pose,
+            vision_noise,
+            sensor_noise,
+            no_quantize,
+            design,
+            seed,
+            out,
+        } => {
+            let base = HandModel::from_yaml_file(&params)?;
+            let truth = if perturb > 0.0 {
+                data::perturb(&base, perturb, truth_seed)
+            } else {
+                base.clone()
+            };
+            if let Some(t) = &truth_out {
+                let text = truth.to_yaml_string(&format!(
+                    "true hand of a simulation: {} perturbed x{perturb} (seed {truth_seed})",
+                    params.display()
+                ));
+                std::fs::write(t, text).map_err(io_err(t))?;
+                println!("true model: {}", t.display());
+            }
+            let opts = SimOptions {
+                poses,
+                first_pose,
+                vision_noise: vision_noise * 1e-3,
+                sensor_noise,
+                quantize: !no_quantize,
+                seed,
+                design: match design {
+                    Design::Lhs => None,
+                    Design::DOptimal => Some((base, 5)),
+                },
+            };
+            let samples = data::simulate(&truth, &opts);
+            if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir).map_err(io_err(dir))?;
+            }
+            let f = std::fs::File::create(&out).map_err(io_err(&out))?;
+            data::write_csv(std::io::BufWriter::new(f), &samples).map_err(io_err(&out))?;
+            println!(
+                "wrote {} rows ({poses} poses x 5 fingers) to {}",
+                samples.len(),
+                out.display()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Cmd::Calibrate {
+            initial,
+            data: data_path,
+            out,
+            report_dir,
+            cond_warn,
+        } => {
+            let init = HandModel::from_yaml_file(&initial)?;
+            let samples = data::read_csv_file(&data_path)?;
+            let bar = ProgressBar::new(5);
+            bar.set_style(
+                ProgressStyle::with_template("{msg:>10} [{bar:30}] {pos}/{len} fingers {elapsed}")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            let opts = CalibOptions {
+                cond_warn,
+                ..Default::default()
+            };
+            let t0 = std::time::Instant::now();
+            let (model, report) = calib::calibrate(&init, &samples, &opts, |f| {
+                bar.set_message(f.name());
+                bar.inc(1);
+            })?;
+            bar.finish_and_clear();
+            println!(
+                "calibrated {} samples in {:.1} ms",
+                samples.len(),
+                t0.elapsed().as_secs_f64() * 1e3
+            );
+            print!("{}", report.summary());
+            let mut model = model;
+            model.name = format!("calibrated from {}", data_path.display());
+            let text = model.to_yaml_string(&format!(
+                "calibrated by glove_calib from {} (initial {})",
+                data_path.display(),
+                initial.display()
+            ));
+            if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::create_dir_all(dir).map_err(io_err(dir))?;
+            }
+            std::fs::write(&out, text).map_err(io_err(&out))?;
+            println!("calibrated model: {}", out.display());
+            std::fs::create_dir_all(&report_dir).map_err(io_err(&report_dir))?;
+            let rp = report_dir.join("calibration_report.yaml");
+            let yaml =
+                serde_yaml::to_string(&report).map_err(|e| HandError::Parse(e.to_string()))?;
+            std::fs::write(&rp, yaml).map_err(io_err(&rp))?;
+            println!("report: {}", rp.display());
+            let errs: Vec<(Finger, Vec<f64>)> = report
+                .fingers
+                .iter()
+                .map(|r| (r.finger, r.errors.clone()))
+                .collect();
+            histogram(
+                &report_dir,
+                "calibration_errors",
+                "Fingertip errors after calibration (calibration set)",
+                &errs,
+            )?;
+            let bad = report.fingers.iter().any(|r| !r.converged);
+            Ok(if bad {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
+        Cmd::Validate {
+            params,
+            data: data_path,
+            report_dir,
+            max_error,
+        } => {
+            let model = HandModel::from_yaml_file(&params)?;
+            let samples = data::read_csv_file(&data_path)?;
+            let errs = per_finger_errors(&model, &samples);
+            let all = print_stats(&errs);
+            histogram(
+                &report_dir,
+                "validation_errors",
+                "Distribution of fingertip position errors (validation)",
+                &errs,
+            )?;
+            if let Some(lim) = max_error {
+                if all.max * 1e3 > lim {
+                    eprintln!("max error {:.3} mm exceeds {lim} mm", all.max * 1e3);
+                    return Ok(ExitCode::FAILURE);
+                }
+                println!("all errors below {lim} mm");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("glove_calib: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

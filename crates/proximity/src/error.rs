@@ -1,0 +1,65 @@
+//! The crate's error type.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong when building a [`crate::Model`].
+///
+/// Queries themselves never fail: bad input is rejected when the model is built.
+#[derive(Debug, thiserror::Error)]
+pub enum ProximityError {
+    /// The mesh has no triangles (or no vertices).
+    #[error("empty mesh: a model needs at least one triangle")]
+    EmptyMesh,
+    /// A vertex coordinate is NaN or infinite.
+    #[error("vertex {index} is not finite: {value:?}")]
+    NonFiniteVertex {
+        /// Index of the offending vertex.
+        index: usize,
+        /// Its coordinates.
+        value: [f64; 3],
+    },
+    /// A triangle refers to a vertex that does not exist.
+    #[error("triangle {triangle} refers to vertex {index}, but the mesh has {count} vertices")]
+    IndexOutOfRange {
+        /// Index of the offending triangle.
+        triangle: usize,
+        /// The out-of-range vertex index.
+        index: u32,
+        /// Number of vertices in the mesh.
+        count: usize,
+    },
+    /// A triangle has (numerically) zero area: repeated or collinear vertices.
+    #[error("triangle {triangle} is degenerate (vertices {indices:?}, area {area:e})")]
+    DegenerateTriangle {
+        /// Index of the offending triangle.
+        triangle: usize,
+        /// Its vertex indices.
+        indices: [u32; 3],
+        /// Its area.
+        area: f64,
+    },
+    /// The mesh is too large for 32-bit triangle indices.
+    #[error("mesh too large: {0} triangles (at most 2^31)")]
+    TooLarge(usize),
+    /// The STL data could not be parsed.
+    #[error("malformed STL data: {0}")]
+    Stl(#[source] std::io::Error),
+    /// An STL file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// An STL file was read but its mesh is invalid.
+    #[error("invalid mesh in {path}: {source}")]
+    MeshFile {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with the mesh.
+        #[source]
+        source: Box<ProximityError>,
+    },
+}

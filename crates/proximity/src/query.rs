@@ -1,0 +1,436 @@
+//! The hierarchical queries: collision, distance and tolerance.
+
+use std::collections::HashMap;
+
+use nalgebra::{Isometry3, Matrix3, Point3, Vector3};
+
+use crate::model::{Model, Node};
+use crate::{obb, rss, triangle};
+
+type V = Vector3<f64>;
+
+/// Reusable traversal state: stacks and the per-model-pair cache of the last closest
+/// triangle pair (the initial guess of the next distance query). Once its stacks have grown
+/// to a model pair's needs, queries do not allocate (except the pair list of
+/// [`CollisionMode::AllContacts`] results).
+///
+/// One workspace per thread; it can be shared by any number of model pairs.
+#[derive(Default, Debug)]
+pub struct QueryWorkspace {
+    pair_stack: Vec<(u32, u32)>,
+    dist_stack: Vec<(u32, u32, f64)>,
+    last_pair: HashMap<(u64, u64), (u32, u32)>,
+    bv_tests: usize,
+    triangle_tests: usize,
+}
+
+impl QueryWorkspace {
+    /// A new, empty workspace.
+    pub fn new() -> QueryWorkspace {
+        QueryWorkspace::default()
+    }
+
+    /// `(bounding-volume tests, triangle tests)` of the last query run with this workspace.
+    pub fn last_counts(&self) -> (usize, usize) {
+        (self.bv_tests, self.triangle_tests)
+    }
+
+    /// Forgets the cached closest triangle pairs.
+    pub fn clear_cache(&mut self) {
+        self.last_pair.clear();
+    }
+}
+
+/// What a collision query reports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum CollisionMode {
+    /// Stop at the first intersecting triangle pair.
+    #[default]
+    FirstContact,
+    /// Report every intersecting triangle pair.
+    AllContacts,
+}
+
+/// Result of [`collide`] / [`collide_local`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CollisionResult {
+    /// Do the surfaces intersect (touching counts)?
+    pub colliding: bool,
+    /// Intersecting pairs `(triangle of a, triangle of b)`, original indices: one pair in
+    /// [`CollisionMode::FirstContact`], all of them in [`CollisionMode::AllContacts`].
+    pub pairs: Vec<(u32, u32)>,
+    /// Number of bounding-volume pair tests.
+    pub bv_tests: usize,
+    /// Number of triangle pair tests.
+    pub triangle_tests: usize,
+}
+
+/// Options of a distance query.
+///
+/// The result `d` satisfies `d_true <= d` and `d - d_true <= max(rel_err * d_true, abs_err)`
+/// (a subtree is skipped when its lower bound `lb` satisfies `lb * (1 + rel_err) >= best` or
+/// `lb + abs_err >= best`). `upper_bound` prunes exactly: the query returns `None` if and
+/// only if the true distance is `>= upper_bound` (errors are applied only below a distance
+/// actually found).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DistanceRequest {
+    /// Allowed relative error (>= 0).
+    pub rel_err: f64,
+    /// Allowed absolute error (>= 0, metres).
+    pub abs_err: f64,
+    /// Distances at or above this are not wanted (`+inf`: no bound).
+    pub upper_bound: f64,
+}
+
+impl Default for DistanceRequest {
+    fn default() -> Self {
+        DistanceRequest { rel_err: 0.0, abs_err: 0.0, upper_bound: f64::INFINITY }
+    }
+}
+
+impl DistanceRequest {
+    /// Exact distance, no bound.
+    pub fn exact() -> Self {
+        Self::default()
+    }
+
+    /// Exact distance, `None` at or above `upper_bound`.
+    pub fn with_upper_bound(upper_bound: f64) -> Self {
+        DistanceRequest { upper_bound, ..Self::default() }
+    }
+}
+
+/// Result of a distance query.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DistanceResult {
+    /// Distance between the surfaces (0 when they intersect).
+    pub distance: f64,
+    /// Closest point on a (world frame for the posed form, a's frame for the local form).
+    pub point_a: Point3<f64>,
+    /// Closest point on b (same frame as `point_a`).
+    pub point_b: Point3<f64>,
+    /// Triangle of a holding `point_a`.
+    pub triangle_a: u32,
+    /// Triangle of b holding `point_b`.
+    pub triangle_b: u32,
+}
+
+impl DistanceResult {
+    fn transformed(mut self, pose: &Isometry3<f64>) -> Self {
+        self.point_a = pose * self.point_a;
+        self.point_b = pose * self.point_b;
+        self
+    }
+}
+
+/// Result of a tolerance query.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ToleranceResult {
+    /// Is the distance strictly below the tolerance?
+    pub closer_than: bool,
+    /// When closer: a triangle pair closer than the tolerance, with its distance and points
+    /// (not necessarily the closest pair).
+    pub witness: Option<DistanceResult>,
+}
+
+/// Relative pose as a rotation matrix and a translation.
+#[inline]
+pub(crate) fn split(b_in_a: &Isometry3<f64>) -> (Matrix3<f64>, V) {
+    (b_in_a.rotation.to_rotation_matrix().into_inner(), b_in_a.translation.vector)
+}
+
+/// Maps a point of b's frame into a's frame (shared with the brute-force oracle so both see
+/// bit-identical triangles).
+#[inline(always)]
+pub(crate) fn xf(r: &Matrix3<f64>, t: &V, p: &Point3<f64>) -> Point3<f64> {
+    Point3::from(r * p.coords + t)
+}
+
+#[inline(always)]
+fn relative(na: &Node, nb: &Node, r: &Matrix3<f64>, t: &V) -> (Matrix3<f64>, V) {
+    let rat = na.rot.transpose();
+    (rat * (r * nb.rot), rat * (r * nb.center + t - na.center))
+}
+
+#[inline(always)]
+fn descend_a(na: &Node, nb: &Node) -> bool {
+    nb.is_leaf() || (!na.is_leaf() && na.size >= nb.size)
+}
+
+fn collide_impl(
+    r: &Matrix3<f64>,
+    t: &V,
+    a: &Model,
+    b: &Model,
+    all: bool,
+    pairs: Option<&mut Vec<(u32, u32)>>,
+    ws: &mut QueryWorkspace,
+) -> bool {
+    let mut pairs = pairs;
+    let mut colliding = false;
+    let mut bv_tests = 0;
+    let mut tri_tests = 0;
+    let stack = &mut ws.pair_stack;
+    stack.clear();
+    stack.push((0, 0));
+    while let Some((ia, ib)) = stack.pop() {
+        let na = &a.nodes[ia as usize];
+        let nb = &b.nodes[ib as usize];
+        bv_tests += 1;
+        let (rr, tt) = relative(na, nb, r, t);
+        if obb::disjoint(&rr, &tt, &na.half, &nb.half) {
+            continue;
+        }
+        if na.is_leaf() && nb.is_leaf() {
+            tri_tests += 1;
+            let ta = &a.leaf_tris[na.tri as usize];
+            let tb = b.leaf_tris[nb.tri as usize].map(|p| xf(r, t, &p));
+            if triangle::overlap(ta, &tb) {
+                colliding = true;
+                if let Some(p) = pairs.as_deref_mut() {
+                    p.push((a.leaf_ids[na.tri as usize], b.leaf_ids[nb.tri as usize]));
+                }
+                if !all {
+                    break;
+                }
+            }
+            continue;
+        }
+        if descend_a(na, nb) {
+            stack.push((na.right, ib));
+            stack.push((ia + 1, ib));
+        } else {
+            stack.push((ia, nb.right));
+            stack.push((ia, ib + 1));
+        }
+    }
+    ws.bv_tests = bv_tests;
+    ws.triangle_tests = tri_tests;
+    colliding
+}
+
+/// Collision query with `b`'s pose given in `a`'s frame.
+pub fn collide_local(
+    b_in_a: &Isometry3<f64>,
+    a: &Model,
+    b: &Model,
+    mode: CollisionMode,
+    ws: &mut QueryWorkspace,
+) -> CollisionResult {
+    let (r, t) = split(b_in_a);
+    let mut pairs = Vec::new();
+    let colliding = collide_impl(&r, &t, a, b, mode == CollisionMode::AllContacts, Some(&mut pairs), ws);
+    CollisionResult { colliding, pairs, bv_tests: ws.bv_tests, triangle_tests: ws.triangle_tests }
+}
+
+/// Collision query between posed models: do any two triangles intersect?
+pub fn collide(
+    pose_a: &Isometry3<f64>,
+    a: &Model,
+    pose_b: &Isometry3<f64>,
+    b: &Model,
+    mode: CollisionMode,
+    ws: &mut QueryWorkspace,
+) -> CollisionResult {
+    collide_local(&pose_a.inv_mul(pose_b), a, b, mode, ws)
+}
+
+/// Boolean collision test between posed models (no allocation).
+pub fn intersects(
+    pose_a: &Isometry3<f64>,
+    a: &Model,
+    pose_b: &Isometry3<f64>,
+    b: &Model,
+    ws: &mut QueryWorkspace,
+) -> bool {
+    intersects_local(&pose_a.inv_mul(pose_b), a, b, ws)
+}
+
+/// Boolean collision test with `b`'s pose given in `a`'s frame (no allocation).
+pub fn intersects_local(b_in_a: &Isometry3<f64>, a: &Model, b: &Model, ws: &mut QueryWorkspace) -> bool {
+    let (r, t) = split(b_in_a);
+    collide_impl(&r, &t, a, b, false, None, ws)
+}
+
+/// Lower bound of the distance between two nodes.
+#[inline(always)]
+fn node_lb(a: &Model, ia: u32, b: &Model, ib: u32, r: &Matrix3<f64>, t: &V, prune: f64) -> f64 {
+    rss::node_distance(a, ia, b, ib, r, t, prune)
+}
+
+struct Best {
+    d: f64,
+    have: bool,
+    pa: Point3<f64>,
+    pb: Point3<f64>,
+    la: u32,
+    lb: u32,
+}
+
+#[inline(always)]
+fn leaf_pair(a: &Model, b: &Model, la: u32, lb: u32, r: &Matrix3<f64>, t: &V, best: &mut Best) {
+    let ta = &a.leaf_tris[la as usize];
+    let tb = b.leaf_tris[lb as usize].map(|p| xf(r, t, &p));
+    let (d, p, q) = triangle::distance(ta, &tb);
+    if d < best.d {
+        *best = Best { d, have: true, pa: p, pb: q, la, lb };
+    }
+}
+
+/// Shared distance traversal. `stop_on_first`: tolerance mode (return as soon as some pair is
+/// below `req.upper_bound`).
+fn distance_impl(
+    r: &Matrix3<f64>,
+    t: &V,
+    a: &Model,
+    b: &Model,
+    req: &DistanceRequest,
+    stop_on_first: bool,
+    ws: &mut QueryWorkspace,
+) -> Option<DistanceResult> {
+    let rel = req.rel_err.max(0.0);
+    let abs = req.abs_err.max(0.0);
+    let mut best = Best {
+        d: req.upper_bound,
+        have: false,
+        pa: Point3::origin(),
+        pb: Point3::origin(),
+        la: 0,
+        lb: 0,
+    };
+    let threshold = |best: &Best| {
+        if best.have {
+            (best.d / (1.0 + rel)).min(best.d - abs)
+        } else {
+            best.d
+        }
+    };
+    let mut bv_tests = 0;
+    let mut tri_tests = 0;
+    let key = (a.id, b.id);
+    if let Some(&(la, lb)) = ws.last_pair.get(&key) {
+        tri_tests += 1;
+        leaf_pair(a, b, la, lb, r, t, &mut best);
+    }
+    if !(stop_on_first && best.have) {
+        let stack = &mut ws.dist_stack;
+        stack.clear();
+        bv_tests += 1;
+        let d0 = node_lb(a, 0, b, 0, r, t, threshold(&best));
+        if d0 < threshold(&best) {
+            stack.push((0, 0, d0));
+        }
+        while let Some((ia, ib, lbound)) = stack.pop() {
+            if lbound >= threshold(&best) {
+                continue;
+            }
+            let na = &a.nodes[ia as usize];
+            let nb = &b.nodes[ib as usize];
+            if na.is_leaf() && nb.is_leaf() {
+                tri_tests += 1;
+                leaf_pair(a, b, na.tri, nb.tri, r, t, &mut best);
+                if stop_on_first && best.have {
+                    break;
+                }
+                continue;
+            }
+            let (c1, c2) = if descend_a(na, nb) {
+                ((ia + 1, ib), (na.right, ib))
+            } else {
+                ((ia, ib + 1), (ia, nb.right))
+            };
+            let thr = threshold(&best);
+            let d1 = node_lb(a, c1.0, b, c1.1, r, t, thr);
+            let d2 = node_lb(a, c2.0, b, c2.1, r, t, thr);
+            bv_tests += 2;
+            // push the farther first so the nearer is visited first
+            let (near, dn, far, df) = if d1 <= d2 { (c1, d1, c2, d2) } else { (c2, d2, c1, d1) };
+            if df < thr {
+                stack.push((far.0, far.1, df));
+            }
+            if dn < thr {
+                stack.push((near.0, near.1, dn));
+            }
+        }
+    }
+    ws.bv_tests = bv_tests;
+    ws.triangle_tests = tri_tests;
+    if !best.have {
+        return None;
+    }
+    ws.last_pair.insert(key, (best.la, best.lb));
+    Some(DistanceResult {
+        distance: best.d,
+        point_a: best.pa,
+        point_b: best.pb,
+        triangle_a: a.leaf_ids[best.la as usize],
+        triangle_b: b.leaf_ids[best.lb as usize],
+    })
+}
+
+/// Minimum distance with `b`'s pose given in `a`'s frame; points in `a`'s frame.
+///
+/// `None` if and only if the distance is `>= req.upper_bound`.
+pub fn distance_local(
+    b_in_a: &Isometry3<f64>,
+    a: &Model,
+    b: &Model,
+    req: &DistanceRequest,
+    ws: &mut QueryWorkspace,
+) -> Option<DistanceResult> {
+    let (r, t) = split(b_in_a);
+    distance_impl(&r, &t, a, b, req, false, ws)
+}
+
+/// Minimum distance between posed models, with witness points in the world frame.
+///
+/// `None` if and only if the distance is `>= req.upper_bound`; 0 when the surfaces intersect.
+pub fn distance(
+    pose_a: &Isometry3<f64>,
+    a: &Model,
+    pose_b: &Isometry3<f64>,
+    b: &Model,
+    req: &DistanceRequest,
+    ws: &mut QueryWorkspace,
+) -> Option<DistanceResult> {
+    distance_local(&pose_a.inv_mul(pose_b), a, b, req, ws).map(|d| d.transformed(pose_a))
+}
+
+/// Tolerance query with `b`'s pose given in `a`'s frame: is the distance `< tolerance`?
+pub fn tolerance_local(
+    b_in_a: &Isometry3<f64>,
+    a: &Model,
+    b: &Model,
+    tolerance: f64,
+    ws: &mut QueryWorkspace,
+) -> ToleranceResult {
+    let (r, t) = split(b_in_a);
+    let req = DistanceRequest { upper_bound: tolerance, ..DistanceRequest::default() };
+    let witness = distance_impl(&r, &t, a, b, &req, true, ws);
+    ToleranceResult { closer_than: witness.is_some(), witness }
+}
+
+/// Tolerance query between posed models: is the distance strictly below `tolerance`?
+/// Stops at the first triangle pair found closer than `tolerance`.
+pub fn tolerance(
+    pose_a: &Isometry3<f64>,
+    a: &Model,
+    pose_b: &Isometry3<f64>,
+    b: &Model,
+    tolerance: f64,
+    ws: &mut QueryWorkspace,
+) -> ToleranceResult {
+    let mut r = tolerance_local(&pose_a.inv_mul(pose_b), a, b, tolerance, ws);
+    r.witness = r.witness.map(|d| d.transformed(pose_a));
+    r
+}
+
+/// A valid lower bound of the distance between two posed models from their root bounding
+/// volumes (O(1)); 0 when the roots overlap.
+pub fn distance_lower_bound(pose_a: &Isometry3<f64>, a: &Model, pose_b: &Isometry3<f64>, b: &Model) -> f64 {
+    let (r, t) = split(&pose_a.inv_mul(pose_b));
+    let na = &a.nodes[0];
+    let nb = &b.nodes[0];
+    let (rr, tt) = relative(na, nb, &r, &t);
+    obb::gap_pruned(&rr, &tt, &na.half, &nb.half, f64::INFINITY).max(rss::node_distance(a, 0, b, 0, &r, &t, f64::INFINITY))
+}

@@ -1,0 +1,749 @@
+//! The scenario: every object in one world frame, the per-configuration state (posed
+//! bodies and boxes), and the proximity queries with the three RPQ optimizations.
+
+use nalgebra::{Isometry3, Point3, Rotation3, Vector3};
+use rpq_proximity::{DistanceRequest, Obb, QueryWorkspace};
+
+use crate::cmatrix::CollisionMatrix;
+use crate::object::{Object, Robot, SimpleObject};
+use crate::options::QueryOptions;
+use crate::weights::WeightMatrix;
+use crate::SceneError;
+
+/// A body of a scenario: object index and body index in that object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BodyId {
+    /// Object index in [`Scenario::objects`].
+    pub object: usize,
+    /// Body index in the object.
+    pub body: usize,
+}
+
+/// Counters of one or more queries (what each resolution level and the collision matrix
+/// did).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueryStats {
+    /// Whole-object box tests (L1).
+    pub l1_tests: u64,
+    /// Whole-object box tests that separated the objects.
+    pub l1_solved: u64,
+    /// Link-box tests (L2).
+    pub l2_tests: u64,
+    /// Link-box tests that separated the pair.
+    pub l2_solved: u64,
+    /// Mesh queries (L3).
+    pub l3_tests: u64,
+    /// Link pairs skipped because the collision matrix says they never collide.
+    pub cm_skipped: u64,
+    /// Link pairs considered (reached in the pair loop, before any test).
+    pub pairs_considered: u64,
+}
+
+impl std::ops::AddAssign for QueryStats {
+    fn add_assign(&mut self, o: Self) {
+        self.l1_tests += o.l1_tests;
+        self.l1_solved += o.l1_solved;
+        self.l2_tests += o.l2_tests;
+        self.l2_solved += o.l2_solved;
+        self.l3_tests += o.l3_tests;
+        self.cm_skipped += o.cm_skipped;
+        self.pairs_considered += o.pairs_considered;
+    }
+}
+
+/// Answer of a collision query.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CollisionReport {
+    /// True if some pair of bodies of different objects overlaps.
+    pub colliding: bool,
+    /// The first overlapping pair found (depends on the query order).
+    pub pair: Option<(BodyId, BodyId)>,
+    /// What the query did.
+    pub stats: QueryStats,
+}
+
+/// Answer of a minimum-distance query.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DistanceReport {
+    /// Minimum distance (m); 0 when touching or overlapping.
+    pub distance: f64,
+    /// The closest body of the first object.
+    pub body_a: BodyId,
+    /// The closest body of the second object.
+    pub body_b: BodyId,
+    /// Witness point on `body_a` (world frame).
+    pub point_a: Point3<f64>,
+    /// Witness point on `body_b` (world frame).
+    pub point_b: Point3<f64>,
+    /// What the query did.
+    pub stats: QueryStats,
+}
+
+/// Per-object state at the current configuration.
+#[derive(Clone, Debug)]
+struct Posed {
+    q: Vec<f64>,
+    link_buf: Vec<Isometry3<f64>>,
+    poses: Vec<Isometry3<f64>>,
+    boxes: Vec<Obb>,
+    /// Radius of the sphere around each box (centre = box centre): a cheap L2 pre-test.
+    radii: Vec<f64>,
+    whole: Obb,
+}
+
+/// All objects of a workspace in one world frame, with their current configurations, the
+/// weight matrix and the optional collision matrix, and the queries between them.
+///
+/// Queries consider every pair of distinct objects (robot–robot, robot–object,
+/// object–object); bodies of one object are not tested against each other.
+#[derive(Debug)]
+pub struct Scenario {
+    objects: Vec<Object>,
+    posed: Vec<Posed>,
+    weights: WeightMatrix,
+    cmatrix: Option<CollisionMatrix>,
+    /// Per object pair (a < b, row-major over a, b): skip flags, `n_a * n_b`.
+    skip: Vec<Vec<bool>>,
+    ws: QueryWorkspace,
+    order: Vec<(f64, u32)>,
+    /// Per object pair: weight-matrix version and the pair order sorted for it.
+    weighted_order: Vec<(u64, Vec<u32>)>,
+}
+
+impl Clone for Scenario {
+    fn clone(&self) -> Self {
+        Scenario {
+            objects: self.objects.clone(),
+            posed: self.posed.clone(),
+            weights: self.weights.clone(),
+            cmatrix: self.cmatrix.clone(),
+            skip: self.skip.clone(),
+            ws: QueryWorkspace::default(),
+            order: Vec::new(),
+            weighted_order: self.weighted_order.clone(),
+        }
+    }
+}
+
+impl Default for Scenario {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// World-aligned box enclosing oriented boxes (`|R| h` per box): the L1 box. Cheaper to
+/// build per configuration than a fitted box and, for the arms tested, about as tight.
+fn enclosing_box(boxes: &[Obb]) -> Obb {
+    let mut lo = Vector3::repeat(f64::INFINITY);
+    let mut hi = Vector3::repeat(f64::NEG_INFINITY);
+    for b in boxes {
+        let r = b.axes.matrix();
+        let ext = r.abs() * b.half_extents;
+        lo = lo.inf(&(b.center.coords - ext));
+        hi = hi.sup(&(b.center.coords + ext));
+    }
+    Obb {
+        center: Point3::from((lo + hi) * 0.5),
+        axes: Rotation3::identity(),
+        half_extents: (hi - lo) * 0.5,
+    }
+}
+
+fn pair_slot(n: usize, a: usize, b: usize) -> usize {
+    // Index of (a, b), a < b, in row-major order over the strict upper triangle.
+    a * n - a * (a + 1) / 2 + (b - a - 1)
+}
+
+impl Scenario {
+    /// An empty scenario.
+    pub fn new() -> Self {
+        Scenario {
+            objects: Vec::new(),
+            posed: Vec::new(),
+            weights: WeightMatrix::default(),
+            cmatrix: None,
+            skip: Vec::new(),
+            ws: QueryWorkspace::default(),
+            order: Vec::new(),
+            weighted_order: Vec::new(),
+        }
+    }
+
+    fn add(&mut self, object: Object) -> Result<usize, SceneError> {
+        if self.objects.iter().any(|o| o.name() == object.name()) {
+            return Err(SceneError::DuplicateName {
+                name: object.name().to_owned(),
+            });
+        }
+        if object.name().is_empty() || object.name().contains('/') {
+            return Err(SceneError::Invalid(format!(
+                "object name `{}` must be non-empty and contain no `/`",
+                object.name()
+            )));
+        }
+        let n = object.num_bodies();
+        let (q, link_buf) = match &object {
+            Object::Simple(_) => (Vec::new(), Vec::new()),
+            Object::Complex(r) => (
+                vec![0.0; r.dof()],
+                vec![Isometry3::identity(); r.kinematics().links().len()],
+            ),
+        };
+        let b0 = object.body(0).local_box;
+        self.posed.push(Posed {
+            q,
+            link_buf,
+            poses: vec![Isometry3::identity(); n],
+            boxes: vec![b0; n],
+            radii: vec![0.0; n],
+            whole: b0,
+        });
+        self.weights.push_object(&object);
+        self.objects.push(object);
+        let k = self.objects.len() - 1;
+        if let Object::Complex(r) = &self.objects[k] {
+            let q = self.posed[k].q.clone();
+            let _ = r;
+            self.set_joint_positions(k, &q)?;
+        } else {
+            self.update_posed(k);
+        }
+        // Adding an object invalidates the resolved collision matrix.
+        self.cmatrix = None;
+        self.skip.clear();
+        let n = self.objects.len();
+        self.weighted_order = vec![(u64::MAX, Vec::new()); n * n.saturating_sub(1) / 2];
+        Ok(k)
+    }
+
+    /// Adds a robot (complex object) at joint positions zero (clamped into the limits);
+    /// returns its index. Drops any collision matrix (it no longer fits).
+    pub fn add_robot(&mut self, robot: Robot) -> Result<usize, SceneError> {
+        let zero = robot.kinematics().clamp(&vec![0.0; robot.dof()])?;
+        let k = self.add(Object::Complex(robot))?;
+        self.set_joint_positions(k, &zero)?;
+        Ok(k)
+    }
+
+    /// Adds a simple object; returns its index. Drops any collision matrix.
+    pub fn add_object(&mut self, object: SimpleObject) -> Result<usize, SceneError> {
+        crate::object::check_pose(&object.pose, &format!("pose of `{}`", object.name))?;
+        self.add(Object::Simple(object))
+    }
+
+    /// The objects, in insertion order.
+    pub fn objects(&self) -> &[Object] {
+        &self.objects
+    }
+
+    /// Index of the object called `name`.
+    pub fn object_index(&self, name: &str) -> Result<usize, SceneError> {
+        self.objects
+            .iter()
+            .position(|o| o.name() == name)
+            .ok_or_else(|| SceneError::UnknownName {
+                what: "object",
+                name: name.to_owned(),
+            })
+    }
+
+    /// `object/body` name of a body.
+    pub fn body_name(&self, id: BodyId) -> String {
+        let o = &self.objects[id.object];
+        format!("{}/{}", o.name(), o.body(id.body).name)
+    }
+
+    /// Sets the joint positions of robot `object` (joint-vector order of its kinematics)
+    /// and poses its bodies and boxes. Values must be finite; limits are not enforced
+    /// (check them with the kinematics if you need to).
+    pub fn set_joint_positions(&mut self, object: usize, q: &[f64]) -> Result<(), SceneError> {
+        let Some(Object::Complex(r)) = self.objects.get(object) else {
+            return Err(SceneError::Invalid(format!(
+                "object #{object} is not a robot"
+            )));
+        };
+        let p = &mut self.posed[object];
+        r.body_poses_into(q, &mut p.link_buf, &mut p.poses)?;
+        p.q.copy_from_slice(q);
+        self.update_posed(object);
+        Ok(())
+    }
+
+    /// Current joint positions of `object` (empty for simple objects).
+    pub fn joint_positions(&self, object: usize) -> &[f64] {
+        &self.posed[object].q
+    }
+
+    /// Current world poses of the bodies of `object`.
+    pub fn body_poses(&self, object: usize) -> &[Isometry3<f64>] {
+        &self.posed[object].poses
+    }
+
+    /// Current world boxes of the bodies of `object` (level L2).
+    pub fn body_boxes(&self, object: usize) -> &[Obb] {
+        &self.posed[object].boxes
+    }
+
+    /// Current world box of the whole object (level L1).
+    pub fn object_box(&self, object: usize) -> &Obb {
+        &self.posed[object].whole
+    }
+
+    fn update_posed(&mut self, k: usize) {
+        let o = &self.objects[k];
+        let p = &mut self.posed[k];
+        if let Object::Simple(s) = o {
+            p.poses[0] = s.pose;
+        }
+        for (i, pose) in p.poses.iter().enumerate() {
+            p.boxes[i] = o.body(i).local_box.transformed(pose);
+        }
+        for (r, b) in p.radii.iter_mut().zip(&p.boxes) {
+            *r = b.half_extents.norm();
+        }
+        p.whole = if p.boxes.len() == 1 {
+            p.boxes[0]
+        } else {
+            enclosing_box(&p.boxes)
+        };
+    }
+
+    /// The weight matrix (link collision probabilities).
+    pub fn weights(&self) -> &WeightMatrix {
+        &self.weights
+    }
+
+    /// Mutable access to the weight matrix (e.g. to reset it or change its rates).
+    pub fn weights_mut(&mut self) -> &mut WeightMatrix {
+        &mut self.weights
+    }
+
+    /// Attaches a collision matrix after checking that its object and link names and the
+    /// base poses it was computed for match this scenario.
+    pub fn set_collision_matrix(&mut self, cm: CollisionMatrix) -> Result<(), SceneError> {
+        self.skip = cm.resolve(self)?;
+        self.cmatrix = Some(cm);
+        Ok(())
+    }
+
+    /// The attached collision matrix.
+    pub fn collision_matrix(&self) -> Option<&CollisionMatrix> {
+        self.cmatrix.as_ref()
+    }
+
+    /// True if the attached collision matrix says the two bodies never collide.
+    pub fn never_collide(&self, a: BodyId, b: BodyId) -> bool {
+        let (a, b) = if a.object < b.object { (a, b) } else { (b, a) };
+        if self.skip.is_empty() || a.object == b.object {
+            return false;
+        }
+        let slot = pair_slot(self.objects.len(), a.object, b.object);
+        let nb = self.objects[b.object].num_bodies();
+        self.skip[slot][a.body * nb + b.body]
+    }
+
+    /// Number of body pairs between objects `a` and `b` the collision matrix skips.
+    pub fn skipped_pairs(&self, a: usize, b: usize) -> usize {
+        let (a, b) = (a.min(b), a.max(b));
+        if self.skip.is_empty() || a == b {
+            return 0;
+        }
+        self.skip[pair_slot(self.objects.len(), a, b)]
+            .iter()
+            .filter(|&&s| s)
+            .count()
+    }
+
+    /// Pairs of distinct objects, `a < b`.
+    pub fn object_pairs(&self) -> impl Iterator<Item = (usize, usize)> {
+        let n = self.objects.len();
+        (0..n).flat_map(move |a| (a + 1..n).map(move |b| (a, b)))
+    }
+
+    /// Collision query over every pair of objects; stops at the first overlap.
+    pub fn collide(&mut self, opts: &QueryOptions) -> CollisionReport {
+        let mut stats = QueryStats::default();
+        let pairs: Vec<(usize, usize)> = self.object_pairs().collect();
+        for (a, b) in pairs {
+            if let Some(p) = self.collide_pair_inner(a, b, opts, &mut stats) {
+                return CollisionReport {
+                    colliding: true,
+                    pair: Some(p),
+                    stats,
+                };
+            }
+        }
+        CollisionReport {
+            colliding: false,
+            pair: None,
+            stats,
+        }
+    }
+
+    /// Collision query between objects `a` and `b` (the algorithm of the paper's Fig. 5).
+    pub fn collide_objects(&mut self, a: usize, b: usize, opts: &QueryOptions) -> CollisionReport {
+        let mut stats = QueryStats::default();
+        let pair = self.collide_pair_inner(a, b, opts, &mut stats);
+        CollisionReport {
+            colliding: pair.is_some(),
+            pair,
+            stats,
+        }
+    }
+
+    fn fill_order(&mut self, a: usize, b: usize, weighted: bool) {
+        let nb = self.objects[b].num_bodies();
+        let na = self.objects[a].num_bodies();
+        self.order.clear();
+        for i in 0..na {
+            for j in 0..nb {
+                let w = if weighted {
+                    self.weights.weight(a, i, b, j)
+                } else {
+                    0.0
+                };
+                self.order.push((w, (i * nb + j) as u32));
+            }
+        }
+        if weighted {
+            // Highest weight first; ties in index order.
+            self.order
+                .sort_unstable_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)));
+        }
+    }
+
+    fn collide_pair_inner(
+        &mut self,
+        a: usize,
+        b: usize,
+        opts: &QueryOptions,
+        stats: &mut QueryStats,
+    ) -> Option<(BodyId, BodyId)> {
+        let (a, b) = (a.min(b), a.max(b));
+        let levels = opts.resolution_levels;
+        if levels.uses_l1() {
+            stats.l1_tests += 1;
+            if !self.posed[a].whole.intersects(&self.posed[b].whole) {
+                stats.l1_solved += 1;
+                return None;
+            }
+        }
+        let nb = self.objects[b].num_bodies();
+        let slot = pair_slot(self.objects.len(), a, b);
+        let n_pairs = self.objects[a].num_bodies() * nb;
+        if opts.weight_matrix {
+            let v = self.weights.version();
+            let w = &self.weights;
+            let o = &mut self.weighted_order[slot];
+            if o.1.len() != n_pairs {
+                o.1.clear();
+                o.1.extend(0..n_pairs as u32);
+                o.0 = u64::MAX;
+            }
+            if o.0 != v {
+                // Insertion sort: the previous order is nearly sorted after an update.
+                let key = |k: u32| {
+                    let k = k as usize;
+                    w.weight(a, k / nb, b, k % nb)
+                };
+                for x in 1..o.1.len() {
+                    let cur = o.1[x];
+                    let kc = key(cur);
+                    let mut y = x;
+                    while y > 0 {
+                        let prev = o.1[y - 1];
+                        let kp = key(prev);
+                        if kp > kc || (kp == kc && prev < cur) {
+                            break;
+                        }
+                        o.1[y] = prev;
+                        y -= 1;
+                    }
+                    o.1[y] = cur;
+                }
+                o.0 = v;
+            }
+        } else {
+            let o = &mut self.weighted_order[slot];
+            if o.0 != u64::MAX - 1 || o.1.len() != n_pairs {
+                o.0 = u64::MAX - 1;
+                o.1.clear();
+                o.1.extend(0..n_pairs as u32);
+            }
+        }
+        let order = std::mem::take(&mut self.weighted_order[slot].1);
+        let skip = if opts.collision_matrix && !self.skip.is_empty() {
+            Some(&self.skip[pair_slot(self.objects.len(), a, b)])
+        } else {
+            None
+        };
+        let (pa, pb) = (&self.posed[a], &self.posed[b]);
+        let (oa, ob) = (&self.objects[a], &self.objects[b]);
+        let mut found = None;
+        for &k in &order {
+            let k = k as usize;
+            let (i, j) = (k / nb, k % nb);
+            stats.pairs_considered += 1;
+            if let Some(s) = skip {
+                if s[k] {
+                    stats.cm_skipped += 1;
+                    continue;
+                }
+            }
+            if levels.uses_l2() {
+                stats.l2_tests += 1;
+                let rr = pa.radii[i] + pb.radii[j];
+                if (pa.boxes[i].center - pb.boxes[j].center).norm_squared() > rr * rr
+                    || !pa.boxes[i].intersects(&pb.boxes[j])
+                {
+                    stats.l2_solved += 1;
+                    continue;
+                }
+            }
+            stats.l3_tests += 1;
+            if rpq_proximity::intersects(
+                &pa.poses[i],
+                &oa.body(i).model,
+                &pb.poses[j],
+                &ob.body(j).model,
+                &mut self.ws,
+            ) {
+                found = Some((i, j));
+                break;
+            }
+            if opts.weight_matrix {
+                self.weights.note_clear(a, i, b, j);
+            }
+        }
+        if opts.weight_matrix {
+            if let Some((i, j)) = found {
+                self.weights.note_collision(a, i, b, j);
+            }
+        }
+        self.weighted_order[slot].1 = order;
+        found.map(|(i, j)| (BodyId { object: a, body: i }, BodyId { object: b, body: j }))
+    }
+
+    /// The lexicographically first overlapping body pair `(object a, body i, object b,
+    /// body j)` over all object pairs, testing every pair (link boxes first): a canonical
+    /// answer that does not depend on query order. `None` if nothing overlaps.
+    pub fn first_colliding_pair(&mut self) -> Option<(BodyId, BodyId)> {
+        let pairs: Vec<(usize, usize)> = self.object_pairs().collect();
+        for (a, b) in pairs {
+            let (na, nb) = (self.objects[a].num_bodies(), self.objects[b].num_bodies());
+            for i in 0..na {
+                for j in 0..nb {
+                    let (pa, pb) = (&self.posed[a], &self.posed[b]);
+                    if !pa.boxes[i].intersects(&pb.boxes[j]) {
+                        continue;
+                    }
+                    if rpq_proximity::intersects(
+                        &pa.poses[i],
+                        &self.objects[a].body(i).model,
+                        &pb.poses[j],
+                        &self.objects[b].body(j).model,
+                        &mut self.ws,
+                    ) {
+                        return Some((
+                            BodyId { object: a, body: i },
+                            BodyId { object: b, body: j },
+                        ));
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    /// Minimum distance between any two bodies of different objects, naming the two
+    /// closest bodies, with witness points. Ties are broken towards the smallest
+    /// `(object a, body i, object b, body j)`, so the answer does not depend on the
+    /// options. `None` for scenarios with fewer than two objects.
+    pub fn min_distance(&mut self, opts: &QueryOptions) -> Option<DistanceReport> {
+        let mut best: Option<DistanceReport> = None;
+        let mut stats = QueryStats::default();
+        let pairs: Vec<(usize, usize)> = self.object_pairs().collect();
+        for (a, b) in pairs {
+            self.distance_inner(a, b, opts, &mut best, &mut stats);
+        }
+        best.map(|mut r| {
+            r.stats = stats;
+            r
+        })
+    }
+
+    /// Minimum distance between objects `a` and `b` (robot–robot or robot–object), with
+    /// the two closest bodies and witness points; same tie rule as
+    /// [`Scenario::min_distance`].
+    pub fn distance_between(
+        &mut self,
+        a: usize,
+        b: usize,
+        opts: &QueryOptions,
+    ) -> Option<DistanceReport> {
+        if a == b || a >= self.objects.len() || b >= self.objects.len() {
+            return None;
+        }
+        let mut best = None;
+        let mut stats = QueryStats::default();
+        self.distance_inner(a.min(b), a.max(b), opts, &mut best, &mut stats);
+        best.map(|mut r| {
+            r.stats = stats;
+            r
+        })
+    }
+
+    fn distance_inner(
+        &mut self,
+        a: usize,
+        b: usize,
+        opts: &QueryOptions,
+        best: &mut Option<DistanceReport>,
+        stats: &mut QueryStats,
+    ) {
+        let nb = self.objects[b].num_bodies();
+        let use_l2 = opts.resolution_levels.uses_l2();
+        if use_l2 {
+            // Order by the lower bound of the link boxes; ties in index order.
+            let na = self.objects[a].num_bodies();
+            self.order.clear();
+            for i in 0..na {
+                for j in 0..nb {
+                    let lb = self.posed[a].boxes[i].distance_lower_bound(&self.posed[b].boxes[j]);
+                    self.order.push((lb, (i * nb + j) as u32));
+                }
+            }
+            stats.l2_tests += self.order.len() as u64;
+            self.order
+                .sort_unstable_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
+        } else {
+            self.fill_order(a, b, opts.weight_matrix);
+        }
+        let (pa, pb) = (&self.posed[a], &self.posed[b]);
+        let (oa, ob) = (&self.objects[a], &self.objects[b]);
+        for (n, &(lb, k)) in self.order.iter().enumerate() {
+            let k = k as usize;
+            let (i, j) = (k / nb, k % nb);
+            let cur = best.as_ref().map_or(f64::INFINITY, |r| r.distance);
+            if use_l2 && lb > cur {
+                // Sorted by lower bound: every remaining pair is farther than the best.
+                stats.l2_solved += (self.order.len() - n) as u64;
+                break;
+            }
+            stats.pairs_considered += 1;
+            // Slightly above the best so that exact ties are seen and broken by index.
+            let ub = if cur.is_finite() {
+                cur + cur.abs() * 1e-12 + 1e-15
+            } else {
+                f64::INFINITY
+            };
+            let req = DistanceRequest {
+                upper_bound: ub,
+                ..DistanceRequest::default()
+            };
+            stats.l3_tests += 1;
+            let Some(res) = rpq_proximity::distance(
+                &pa.poses[i],
+                &oa.body(i).model,
+                &pb.poses[j],
+                &ob.body(j).model,
+                &req,
+                &mut self.ws,
+            ) else {
+                continue;
+            };
+            let id_a = BodyId { object: a, body: i };
+            let id_b = BodyId { object: b, body: j };
+            let better = match best.as_ref() {
+                None => true,
+                Some(r) => {
+                    res.distance < r.distance
+                        || (res.distance == r.distance && (id_a, id_b) < (r.body_a, r.body_b))
+                }
+            };
+            if better {
+                *best = Some(DistanceReport {
+                    distance: res.distance,
+                    body_a: id_a,
+                    body_b: id_b,
+                    point_a: res.point_a,
+                    point_b: res.point_b,
+                    stats: QueryStats::default(),
+                });
+            }
+        }
+    }
+
+    /// Exact distance and witness points between two given bodies.
+    pub fn body_distance(&mut self, a: BodyId, b: BodyId) -> Option<DistanceReport> {
+        let res = rpq_proximity::distance(
+            &self.posed[a.object].poses[a.body],
+            &self.objects[a.object].body(a.body).model,
+            &self.posed[b.object].poses[b.body],
+            &self.objects[b.object].body(b.body).model,
+            &DistanceRequest::default(),
+            &mut self.ws,
+        )?;
+        Some(DistanceReport {
+            distance: res.distance,
+            body_a: a,
+            body_b: b,
+            point_a: res.point_a,
+            point_b: res.point_b,
+            stats: QueryStats::default(),
+        })
+    }
+
+    /// Are the two bodies closer than `t`? (Used to build collision matrices.)
+    pub fn bodies_closer_than(&mut self, a: BodyId, b: BodyId, t: f64) -> bool {
+        let (pa, pb) = (&self.posed[a.object], &self.posed[b.object]);
+        if pa.boxes[a.body].distance_lower_bound(&pb.boxes[b.body]) >= t {
+            return false;
+        }
+        rpq_proximity::tolerance(
+            &pa.poses[a.body],
+            &self.objects[a.object].body(a.body).model,
+            &pb.poses[b.body],
+            &self.objects[b.object].body(b.body).model,
+            t,
+            &mut self.ws,
+        )
+        .closer_than
+    }
+
+    /// The per-configuration answer the command-line tool writes: colliding flag (from
+    /// the optimized collision query), minimum distance and the closest pair with
+    /// witness points. When colliding the distance is 0 and the pair is the canonical
+    /// [`Scenario::first_colliding_pair`], so the answer does not depend on the options.
+    pub fn query(&mut self, opts: &QueryOptions) -> Option<(bool, DistanceReport)> {
+        let c = self.collide(opts);
+        if c.colliding {
+            let (a, b) = self.first_colliding_pair().or(c.pair)?;
+            let mut r = self.body_distance(a, b)?;
+            r.distance = 0.0;
+            r.stats = c.stats;
+            Some((true, r))
+        } else {
+            let mut r = self.min_distance(opts)?;
+            r.stats += c.stats;
+            Some((false, r))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::pair_slot;
+
+    #[test]
+    fn pair_slots_are_dense() {
+        let n = 5;
+        let mut k = 0;
+        for a in 0..n {
+            for b in a + 1..n {
+                assert_eq!(pair_slot(n, a, b), k);
+                k += 1;
+            }
+        }
+    }
+}

@@ -1,0 +1,406 @@
+//! File formats: the scene YAML, the joint-configuration CSV and the result CSV.
+//!
+//! Scene (YAML; relative paths are relative to the scene file):
+//! ```yaml
+//! robots:                       # complex objects from URDF (meshes resolved next to it)
+//!   - name: left                # unique, no '/'
+//!     urdf: ../urdf/rx60b.urdf
+//!     base: {xyz: [0, 0, 0], rpy: [0, 0, 0]}     # metres, radians (URDF convention)
+//! objects:                      # simple objects: one STL mesh (metres) at a fixed pose
+//!   - name: table
+//!     stl: ../meshes/table.stl
+//!     pose: {xyz: [0.3, 0, -0.05], rpy: [0, 0, 0]}
+//! collision_matrix: rx60_pair.collision_matrix.yaml   # optional
+//! options: {resolution_levels: L1L2L3, weight_matrix: true, collision_matrix: true}  # optional
+//! ```
+//! Configurations (CSV): a header naming every movable joint of every robot as
+//! `robot/joint` (any order), then one row per configuration in radians (metres for
+//! prismatic joints). Lines starting with `#` are comments.
+//!
+//! Results (CSV): `index,colliding,min_distance,link_a,link_b,ax,ay,az,bx,by,bz`:
+//! row index (0-based, in input order), 1/0, the minimum distance (m, 0 when colliding),
+//! the closest (or first colliding) pair as `object/link`, and the witness points in the
+//! world frame.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use nalgebra::{Isometry3, Translation3, UnitQuaternion, Vector3};
+use serde::{Deserialize, Serialize};
+
+use crate::cmatrix::CollisionMatrix;
+use crate::object::{Robot, SimpleObject};
+use crate::options::QueryOptions;
+use crate::scenario::{DistanceReport, Scenario};
+use crate::SceneError;
+
+/// A pose as translation (m) and roll-pitch-yaw (rad, `R = Rz(y) Ry(p) Rx(r)` as URDF).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PoseSpec {
+    /// Translation (m).
+    #[serde(default)]
+    pub xyz: [f64; 3],
+    /// Roll, pitch, yaw (rad).
+    #[serde(default)]
+    pub rpy: [f64; 3],
+}
+
+impl PoseSpec {
+    /// The isometry; non-finite values are an error.
+    pub fn to_isometry(&self) -> Result<Isometry3<f64>, SceneError> {
+        if !self.xyz.iter().chain(&self.rpy).all(|x| x.is_finite()) {
+            return Err(SceneError::NonFinite {
+                what: format!("pose {self:?}"),
+            });
+        }
+        Ok(Isometry3::from_parts(
+            Translation3::from(Vector3::from(self.xyz)),
+            UnitQuaternion::from_euler_angles(self.rpy[0], self.rpy[1], self.rpy[2]),
+        ))
+    }
+
+    /// The pose of an isometry.
+    pub fn from_isometry(p: &Isometry3<f64>) -> PoseSpec {
+        let (r, pi, y) = p.rotation.euler_angles();
+        // `+ 0.0` turns -0.0 into 0.0 for tidier files.
+        let t = p.translation.vector;
+        PoseSpec {
+            xyz: [t.x + 0.0, t.y + 0.0, t.z + 0.0],
+            rpy: [r + 0.0, pi + 0.0, y + 0.0],
+        }
+    }
+}
+
+/// A robot entry of a scene file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RobotSpec {
+    /// Unique name (prefix of its joint columns).
+    pub name: String,
+    /// URDF file.
+    pub urdf: PathBuf,
+    /// Base pose in the world.
+    #[serde(default = "identity_pose")]
+    pub base: PoseSpec,
+}
+
+/// A simple-object entry of a scene file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ObjectSpec {
+    /// Unique name.
+    pub name: String,
+    /// STL file (metres).
+    pub stl: PathBuf,
+    /// Pose in the world.
+    #[serde(default = "identity_pose")]
+    pub pose: PoseSpec,
+}
+
+fn identity_pose() -> PoseSpec {
+    PoseSpec {
+        xyz: [0.0; 3],
+        rpy: [0.0; 3],
+    }
+}
+
+/// A scene file (module documentation).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SceneSpec {
+    /// Robots.
+    #[serde(default)]
+    pub robots: Vec<RobotSpec>,
+    /// Simple objects.
+    #[serde(default)]
+    pub objects: Vec<ObjectSpec>,
+    /// Collision-matrix file.
+    #[serde(default)]
+    pub collision_matrix: Option<PathBuf>,
+    /// Query options (default: all optimizations on).
+    #[serde(default)]
+    pub options: Option<QueryOptions>,
+}
+
+pub(crate) fn yaml_error(path: &Path, e: serde_yaml::Error) -> SceneError {
+    SceneError::Yaml {
+        path: path.to_owned(),
+        line: e.location().map(|l| l.line()),
+        message: e.to_string(),
+    }
+}
+
+/// A loaded scene: the scenario and the options of the file.
+#[derive(Debug)]
+pub struct LoadedScene {
+    /// The scenario (collision matrix attached if the file names one).
+    pub scenario: Scenario,
+    /// The options (defaults if the file has none).
+    pub options: QueryOptions,
+}
+
+impl SceneSpec {
+    /// Parses scene YAML; `path` is used in messages.
+    pub fn from_yaml(text: &str, path: &Path) -> Result<SceneSpec, SceneError> {
+        serde_yaml::from_str(text).map_err(|e| yaml_error(path, e))
+    }
+
+    /// Reads and parses a scene file.
+    pub fn load(path: impl AsRef<Path>) -> Result<SceneSpec, SceneError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|source| SceneError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        Self::from_yaml(&text, path)
+    }
+
+    /// Builds the scenario; relative paths are taken relative to `base_dir`. Robots from
+    /// the same URDF share their meshes and hierarchies.
+    pub fn build(&self, base_dir: &Path) -> Result<LoadedScene, SceneError> {
+        let mut scenario = Scenario::new();
+        let mut cache: HashMap<PathBuf, Robot> = HashMap::new();
+        for r in &self.robots {
+            let path = base_dir.join(&r.urdf);
+            let base = r.base.to_isometry()?;
+            let robot = match cache.get(&path) {
+                Some(proto) => proto.instance(r.name.clone(), base),
+                None => {
+                    let robot = Robot::from_urdf_file(r.name.clone(), &path, base)?;
+                    cache.insert(path, robot.clone());
+                    robot
+                }
+            };
+            scenario.add_robot(robot)?;
+        }
+        for o in &self.objects {
+            let obj = SimpleObject::from_stl_file(o.name.clone(), base_dir.join(&o.stl), o.pose.to_isometry()?)?;
+            scenario.add_object(obj)?;
+        }
+        if let Some(cm) = &self.collision_matrix {
+            scenario.set_collision_matrix(CollisionMatrix::load(base_dir.join(cm))?)?;
+        }
+        Ok(LoadedScene {
+            scenario,
+            options: self.options.unwrap_or_default(),
+        })
+    }
+}
+
+/// Loads a scene file and builds its scenario.
+pub fn load_scene(path: impl AsRef<Path>) -> Result<LoadedScene, SceneError> {
+    let path = path.as_ref();
+    let spec = SceneSpec::load(path)?;
+    spec.build(path.parent().unwrap_or(Path::new(".")))
+}
+
+/// Joint configurations read from CSV, mapped onto a scenario's robots.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConfigTable {
+    /// Robot object indices, in the order of `rows[k]`'s blocks.
+    pub robots: Vec<usize>,
+    /// Per row: input line (1-based) and one joint vector per robot of `robots`.
+    pub rows: Vec<(usize, Vec<Vec<f64>>)>,
+}
+
+impl ConfigTable {
+    /// Parses configuration CSV (module documentation) for `scenario`.
+    pub fn parse(
+        text: &str,
+        path: &Path,
+        scenario: &Scenario,
+    ) -> Result<ConfigTable, SceneError> {
+        let err = |line: usize, message: String| SceneError::Csv {
+            path: path.to_owned(),
+            line,
+            message,
+        };
+        let mut rdr = csv::ReaderBuilder::new()
+            .has_headers(true)
+            .comment(Some(b'#'))
+            .flexible(true)
+            .trim(csv::Trim::All)
+            .from_reader(text.as_bytes());
+        let headers = rdr
+            .headers()
+            .map_err(|e| err(1, e.to_string()))?
+            .clone();
+        let hline = rdr.position().line().max(1) as usize;
+        let hline = if hline > 1 { hline - 1 } else { 1 };
+        // Column k -> (object, dof).
+        let mut robots: Vec<usize> = Vec::new();
+        let mut cols: Vec<(usize, usize)> = Vec::new();
+        for h in headers.iter() {
+            let (rname, jname) = h.split_once('/').ok_or_else(|| {
+                err(hline, format!("column `{h}` is not `robot/joint`"))
+            })?;
+            let o = scenario
+                .object_index(rname)
+                .map_err(|_| err(hline, format!("unknown robot `{rname}` in column `{h}`")))?;
+            let crate::object::Object::Complex(r) = &scenario.objects()[o] else {
+                return Err(err(hline, format!("`{rname}` in column `{h}` is not a robot")));
+            };
+            let d = r
+                .kinematics()
+                .joint_index(jname)
+                .map_err(|_| err(hline, format!("robot `{rname}` has no movable joint `{jname}`")))?;
+            let slot = match robots.iter().position(|&x| x == o) {
+                Some(s) => s,
+                None => {
+                    robots.push(o);
+                    robots.len() - 1
+                }
+            };
+            if cols.contains(&(slot, d)) {
+                return Err(err(hline, format!("column `{h}` appears twice")));
+            }
+            cols.push((slot, d));
+        }
+        for (k, o) in scenario.objects().iter().enumerate() {
+            if o.dof() == 0 {
+                continue;
+            }
+            let Some(slot) = robots.iter().position(|&x| x == k) else {
+                return Err(err(hline, format!("no columns for robot `{}`", o.name())));
+            };
+            if let crate::object::Object::Complex(r) = o {
+                for (d, jn) in r.kinematics().joint_names().enumerate() {
+                    if !cols.contains(&(slot, d)) {
+                        return Err(err(hline, format!("missing column `{}/{jn}`", o.name())));
+                    }
+                }
+            }
+        }
+        let mut rows = Vec::new();
+        for rec in rdr.records() {
+            let rec = rec.map_err(|e| {
+                let line = e.position().map_or(0, |p| p.line() as usize);
+                err(line, e.to_string())
+            })?;
+            let line = rec.position().map_or(0, |p| p.line() as usize);
+            if rec.len() != cols.len() {
+                return Err(err(
+                    line,
+                    format!("{} fields, the header has {}", rec.len(), cols.len()),
+                ));
+            }
+            let mut qs: Vec<Vec<f64>> = robots
+                .iter()
+                .map(|&o| vec![0.0; scenario.objects()[o].dof()])
+                .collect();
+            for (k, field) in rec.iter().enumerate() {
+                let v: f64 = field.parse().map_err(|_| {
+                    err(line, format!("column `{}`: `{field}` is not a number", &headers[k]))
+                })?;
+                if !v.is_finite() {
+                    return Err(err(
+                        line,
+                        format!("column `{}`: {field} is not finite", &headers[k]),
+                    ));
+                }
+                let (slot, d) = cols[k];
+                qs[slot][d] = v;
+            }
+            rows.push((line, qs));
+        }
+        Ok(ConfigTable { robots, rows })
+    }
+
+    /// Reads and parses a configuration CSV file.
+    pub fn load(path: impl AsRef<Path>, scenario: &Scenario) -> Result<ConfigTable, SceneError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|source| SceneError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        Self::parse(&text, path, scenario)
+    }
+
+    /// Header line for a scenario's robots (every movable joint, `robot/joint`).
+    pub fn header_for(scenario: &Scenario) -> Vec<String> {
+        let mut h = Vec::new();
+        for o in scenario.objects() {
+            if let crate::object::Object::Complex(r) = o {
+                for j in r.kinematics().joint_names() {
+                    h.push(format!("{}/{j}", r.name()));
+                }
+            }
+        }
+        h
+    }
+}
+
+/// One line of the result CSV.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ResultRow {
+    /// Row index.
+    pub index: usize,
+    /// Colliding?
+    pub colliding: bool,
+    /// Minimum distance and pair.
+    pub report: DistanceReport,
+}
+
+/// Header of the result CSV.
+pub const RESULT_HEADER: &str = "index,colliding,min_distance,link_a,link_b,ax,ay,az,bx,by,bz";
+
+/// Writes result rows as CSV.
+pub fn write_results(
+    out: &mut dyn Write,
+    scenario: &Scenario,
+    rows: &[ResultRow],
+) -> std::io::Result<()> {
+    writeln!(out, "{RESULT_HEADER}")?;
+    for r in rows {
+        let (a, b) = (&r.report.point_a, &r.report.point_b);
+        writeln!(
+            out,
+            "{},{},{},{},{},{},{},{},{},{},{}",
+            r.index,
+            u8::from(r.colliding),
+            r.report.distance,
+            scenario.body_name(r.report.body_a),
+            scenario.body_name(r.report.body_b),
+            a.x,
+            a.y,
+            a.z,
+            b.x,
+            b.y,
+            b.z
+        )?;
+    }
+    Ok(())
+}
+
+/// Runs [`Scenario::query`] for every row of `table`.
+pub fn run_table(
+    scenario: &mut Scenario,
+    table: &ConfigTable,
+    opts: &QueryOptions,
+) -> Result<Vec<ResultRow>, SceneError> {
+    let mut out = Vec::with_capacity(table.rows.len());
+    for (index, (line, qs)) in table.rows.iter().enumerate() {
+        for (&o, q) in table.robots.iter().zip(qs) {
+            scenario.set_joint_positions(o, q).map_err(|e| SceneError::Csv {
+                path: PathBuf::from("<configurations>"),
+                line: *line,
+                message: e.to_string(),
+            })?;
+        }
+        let (colliding, report) = scenario.query(opts).ok_or_else(|| {
+            SceneError::Invalid("the scene needs at least two objects".into())
+        })?;
+        out.push(ResultRow {
+            index,
+            colliding,
+            report,
+        });
+    }
+    Ok(out)
+}
+
+#[allow(dead_code)]
+fn _assert_send(_: Arc<Scenario>) {}

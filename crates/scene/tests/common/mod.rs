@@ -1,0 +1,43 @@
+//! Shared helpers of the integration tests.
+#![allow(dead_code)]
+
+use std::sync::OnceLock;
+
+use rpq_scene::{eval, CollisionMatrix, GeneratorSettings, Robot, Rng, Scenario};
+
+/// The RX60B of the repository, loaded once.
+pub fn rx60() -> &'static Robot {
+    static R: OnceLock<Robot> = OnceLock::new();
+    R.get_or_init(|| eval::rx60().expect("rx60 loads"))
+}
+
+/// Two facing arms at `d` with a generated collision matrix.
+pub fn pair_with_cm(d: f64) -> Scenario {
+    let mut s = eval::pair_scenario(rx60(), d).unwrap();
+    let cm = CollisionMatrix::generate(
+        &s,
+        &GeneratorSettings {
+            samples: 20_000,
+            margin: 0.05,
+            seed: 1,
+        },
+        None,
+    )
+    .unwrap();
+    s.set_collision_matrix(cm).unwrap();
+    s
+}
+
+/// A uniformly random joint vector within the limits.
+pub fn random_q(r: &Robot, rng: &mut Rng) -> Vec<f64> {
+    r.kinematics()
+        .joint_limits()
+        .iter()
+        .map(|l| l.lower + (l.upper - l.lower) * rng.uniform())
+        .collect()
+}
+
+/// Every `n`-th configuration pair of the 96 × 96 grid, offset by `off`.
+pub fn grid_subset(n: usize, off: usize) -> Vec<usize> {
+    (off..96 * 96).step_by(n).collect()
+}

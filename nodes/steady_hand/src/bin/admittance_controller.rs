@@ -1,0 +1,311 @@
+//! `admittance_controller`: the virtual-fixture admittance law of Marayong et al. (2003) for a
+//! robot arm driven by joint velocities.
+//!
+//! ```text
+//! admittance_controller --ros-args --params-file config/admittance_controller.yaml
+//! ```
+//!
+//! | interface | type | behaviour |
+//! |---|---|---|
+//! | sub `wrench` | `geometry_msgs/WrenchStamped` | best effort (accepts reliable publishers); every message runs one control step |
+//! | sub `joint_states` | `sensor_msgs/JointState` | reliable, depth 10 |
+//! | sub `virtual_fixture` | `rpq_interfaces/VirtualFixture` | reliable; `D`, `u`, mode from `steady_hand_guidance` |
+//! | pub `forward_velocity_controller/commands` | `std_msgs/Float64MultiArray` | joint velocities in `joint_names` order (`output: joint_velocity`) |
+//! | pub `twist_command` | `geometry_msgs/TwistStamped` | tool twist in the root frame (`output: twist`) |
+//! | pub `~/status` | `rpq_interfaces/AdmittanceStatus` | 10 Hz and on every change |
+//!
+//! Safety: a stale or non-finite wrench, a stale joint state, or a near-singular Jacobian
+//! commands zero velocity at the next watchdog period (`rate_hz`) or at once, logs the reason
+//! at WARN and publishes it on `~/status`; joint limits are kept by scaling the whole command.
+
+use std::error::Error;
+use std::pin::pin;
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use nalgebra::{Point3, Vector6};
+use rpq_ros::interfaces::rpq_interfaces::msg::{AdmittanceStatus, VirtualFixture};
+use rpq_ros::msg::geometry_msgs::{TwistStamped, WrenchStamped};
+use rpq_ros::msg::sensor_msgs::JointState;
+use rpq_ros::msg::std_msgs::{Float64MultiArray, Header};
+use rpq_ros::msg::builtin_interfaces::Time;
+use rpq_ros::node::RosNode;
+use rpq_ros::shutdown::Shutdown;
+use rpq_ros::{qos, ros_info, ros_warn};
+use rpq_virtual_fixtures::{AdmittanceController, ControllerConfig, Guidance, Mode};
+use steady_hand::convert::{fixture_from_msg, wrench_to_base, Fixture, JointOrder};
+use steady_hand::joints::JointMapper;
+use steady_hand::safety::{SafetyMonitor, StopReason, Transition};
+use steady_hand::settings::{self, ControllerSettings};
+use steady_hand::{load_robot, NodeError};
+use tokio::time::{interval, MissedTickBehavior};
+
+struct Fatal(Box<dyn Error>);
+
+impl std::fmt::Debug for Fatal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "admittance_controller: {}", self.0)
+    }
+}
+
+fn main() -> Result<(), Fatal> {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| Fatal(e.into()))?;
+    rt.block_on(run()).map_err(Fatal)
+}
+
+struct State {
+    s: ControllerSettings,
+    order: JointOrder,
+    out_map: Vec<usize>,
+    mapper: JointMapper,
+    sensor_link: usize,
+    root: String,
+    ctl: AdmittanceController,
+    config: ControllerConfig,
+    safety: SafetyMonitor,
+    q: Vec<f64>,
+    qd: Vec<f64>,
+    out: Vec<f64>,
+    wrench: Option<WrenchStamped>,
+    fixture: Option<(Fixture, f64)>,
+    last_step: Option<f64>,
+    twist: Vector6<f64>,
+    sigma_min: f64,
+    scale: f64,
+    fixture_label: (String, String),
+    start: Instant,
+}
+
+impl State {
+    fn now(&self) -> f64 {
+        self.start.elapsed().as_secs_f64()
+    }
+
+    /// One control step; `Ok` = the command in `self.out` / `self.twist`.
+    fn compute(&mut self, now: f64) -> Result<(), StopReason> {
+        self.safety.inputs_ok(now)?;
+        let msg = self.wrench.as_ref().ok_or(StopReason::NoWrench)?;
+        let fault = |e: NodeError| StopReason::Fault(e.to_string());
+        self.mapper.update(&self.q).map_err(fault)?;
+        let sensor = if msg.header.frame_id.is_empty() {
+            *self.mapper.link_pose(self.sensor_link)
+        } else {
+            let k = self.mapper.robot().link_index(&msg.header.frame_id).map_err(|e| fault(e.into()))?;
+            *self.mapper.link_pose(k)
+        };
+        let tool = Point3::from(self.mapper.tool_pose().translation.vector);
+        let f = wrench_to_base(&msg.wrench, &sensor, &tool).map_err(|_| StopReason::NonFiniteWrench)?;
+        let fresh = self.fixture.as_ref().filter(|(_, t)| now - t <= self.s.fixture_timeout);
+        let (guidance, mode, label) = match fresh {
+            Some((fx, _)) => (fx.guidance, fx.mode.to_mode(self.s.k_d), (fx.fixture_type.clone(), fx.mode.as_str().to_string())),
+            None if self.s.require_fixture => return Err(StopReason::Fault("no fresh virtual_fixture (require_fixture)".into())),
+            None => (Guidance::empty(), Mode::Free, ("none".to_string(), "free".to_string())),
+        };
+        self.fixture_label = label;
+        if self.config.mode != mode {
+            self.config.mode = mode;
+            self.ctl.set_config(self.config).map_err(|e| fault(e.into()))?;
+        }
+        let dt = self.last_step.map_or(1.0 / self.s.rate_hz, |t| (now - t).clamp(1e-4, 0.1));
+        let (v, _) = self.ctl.step(&f, &guidance, dt).map_err(|e| fault(e.into()))?;
+        self.last_step = Some(now);
+        let sol = self.mapper.solve(&self.q, &v, &mut self.qd).map_err(fault)?;
+        self.sigma_min = sol.sigma_min;
+        self.safety.jacobian_ok(sol.sigma_min)?;
+        self.scale = sol.scale;
+        // the realised twist after the joint-limit scaling
+        self.twist = v * sol.scale;
+        for (o, &k) in self.out.iter_mut().zip(&self.out_map) {
+            *o = self.qd[k];
+        }
+        Ok(())
+    }
+
+    fn stop_outputs(&mut self) {
+        self.out.iter_mut().for_each(|x| *x = 0.0);
+        self.twist = Vector6::zeros();
+        self.ctl.reset();
+        self.last_step = None;
+    }
+
+    fn status(&self) -> AdmittanceStatus {
+        let (state, reason) = match self.safety.stopped() {
+            None => (AdmittanceStatus::STATE_ACTIVE, String::new()),
+            Some(r) if !self.safety.ever_active() => (AdmittanceStatus::STATE_WAITING, r.to_string()),
+            Some(r) => (AdmittanceStatus::STATE_STOPPED, r.to_string()),
+        };
+        AdmittanceStatus {
+            header: Header { stamp: Time::now().unwrap_or_default(), frame_id: self.root.clone() },
+            state: state.to_string(),
+            reason,
+            min_singular_value: self.sigma_min,
+            limit_scale: self.scale,
+            fixture_type: self.fixture_label.0.clone(),
+            mode: self.fixture_label.1.clone(),
+            stops: self.safety.stops(),
+        }
+    }
+}
+
+async fn run() -> Result<(), Box<dyn Error>> {
+    let shutdown = Shutdown::install()?;
+    let (mut node, extra) = RosNode::from_process(settings::CONTROLLER_NODE, &settings::controller_declarations())?;
+    let log = node.logger().clone();
+    if !extra.is_empty() {
+        ros_warn!(log, "ignoring arguments outside --ros-args: {}", extra.join(" "));
+    }
+    let s = ControllerSettings::from_params(node.params())?;
+    let robot = load_robot(&s.robot_description_file)?;
+    let order = JointOrder::new(robot.joint_names().map(str::to_string).collect());
+    let out_map = order.output_map(&s.joint_names)?;
+    let sensor_link = robot.link_index(&s.sensor_frame).map_err(|e| NodeError::config("sensor_frame", e.to_string()))?;
+    let root = robot.root_link().name.clone();
+    let n = robot.dof();
+    let mut mapper = JointMapper::new(robot, &s.tool_link).map_err(|e| NodeError::config("tool_link", e.to_string()))?;
+    mapper.position_margin = s.position_margin;
+    mapper.lookahead = 2.0 / s.rate_hz;
+    let ctl = AdmittanceController::new(s.control)?;
+
+    let vel_pub = node.publisher::<Float64MultiArray>(settings::VELOCITY_COMMANDS_TOPIC, qos::default())?;
+    let twist_pub = node.publisher::<TwistStamped>(settings::TWIST_TOPIC, qos::default())?;
+    let status_pub = node.publisher::<AdmittanceStatus>(settings::STATUS_TOPIC, qos::default())?;
+    let wrench_sub = node.subscription::<WrenchStamped>(settings::WRENCH_TOPIC, qos::sensor_data())?;
+    let js_sub = node.subscription::<JointState>(settings::JOINT_STATES_TOPIC, qos::default())?;
+    let fx_sub = node.subscription::<VirtualFixture>(settings::FIXTURE_TOPIC, qos::default())?;
+
+    let rate = s.rate_hz;
+    let mut st = State {
+        config: s.control,
+        s,
+        order,
+        out_map,
+        mapper,
+        sensor_link,
+        root,
+        ctl,
+        safety: SafetyMonitor::new(steady_hand::safety::SafetyConfig { wrench_timeout: 0.0, joint_state_timeout: 0.0, min_singular_value: 0.0 }),
+        q: vec![0.0; n],
+        qd: vec![0.0; n],
+        out: vec![0.0; n],
+        wrench: None,
+        fixture: None,
+        last_step: None,
+        twist: Vector6::zeros(),
+        sigma_min: f64::NAN,
+        scale: 1.0,
+        fixture_label: ("none".into(), "free".into()),
+        start: Instant::now(),
+    };
+    st.safety = SafetyMonitor::new(st.s.safety);
+
+    let mut wrenches = pin!(wrench_sub.async_stream());
+    let mut joint_states = pin!(js_sub.async_stream());
+    let mut fixtures = pin!(fx_sub.async_stream());
+    let mut tick = interval(Duration::from_secs_f64(1.0 / rate));
+    tick.set_missed_tick_behavior(MissedTickBehavior::Skip);
+    let mut status_tick = interval(Duration::from_millis(100));
+    status_tick.set_missed_tick_behavior(MissedTickBehavior::Skip);
+    let mut last_status: Option<(String, String, String, String)> = None;
+    ros_info!(log, "admittance_controller ready: {} joints, tool {}, output {}", n, st.s.tool_link, if st.s.twist_output { "twist" } else { "joint_velocity" });
+
+    loop {
+        // what happened: Some(true) = run a step and publish; Some(false) = watchdog check
+        let mut step = None;
+        let mut force_status = false;
+        tokio::select! {
+            _ = shutdown.wait() => break,
+            _ = tick.tick() => step = Some(false),
+            _ = status_tick.tick() => force_status = true,
+            item = wrenches.next() => match item {
+                Some(Ok((msg, _))) => {
+                    let now = st.now();
+                    let w = &msg.wrench;
+                    let finite = [w.force.x, w.force.y, w.force.z, w.torque.x, w.torque.y, w.torque.z].iter().all(|x| x.is_finite());
+                    st.safety.wrench(now, finite);
+                    st.wrench = Some(msg);
+                    step = Some(true);
+                }
+                Some(Err(e)) => ros_warn!(log, "cannot read a wrench: {e}"),
+                None => return Err("the wrench stream ended".into()),
+            },
+            item = joint_states.next() => match item {
+                Some(Ok((msg, _))) => {
+                    let mut q = std::mem::take(&mut st.q);
+                    match st.order.positions(&msg, &mut q) {
+                        Ok(()) => { let now = st.now(); st.safety.joint_state(now); }
+                        Err(e) => ros_warn!(log, "ignoring a joint state: {e}"),
+                    }
+                    st.q = q;
+                }
+                Some(Err(e)) => ros_warn!(log, "cannot read a joint state: {e}"),
+                None => return Err("the joint_states stream ended".into()),
+            },
+            item = fixtures.next() => match item {
+                Some(Ok((msg, _))) => match fixture_from_msg(&msg) {
+                    Ok(fx) => { let now = st.now(); st.fixture = Some((fx, now)); }
+                    Err(e) => ros_warn!(log, "ignoring a virtual fixture: {e}"),
+                },
+                Some(Err(e)) => ros_warn!(log, "cannot read a virtual fixture: {e}"),
+                None => return Err("the virtual_fixture stream ended".into()),
+            },
+        }
+        if let Some(run_step) = step {
+            let now = st.now();
+            let was_stopped = st.safety.stopped().is_some();
+            let outcome = if run_step { st.compute(now) } else { st.safety.inputs_ok(now) };
+            let ok = outcome.is_ok();
+            let transition = st.safety.record(outcome);
+            match &transition {
+                Some(Transition::Stopped(r)) if st.safety.ever_active() => ros_warn!(log, "stopping: {r}"),
+                Some(Transition::Resumed) => ros_info!(log, "active"),
+                _ => {}
+            }
+            let publish = if ok {
+                run_step
+            } else {
+                // zero on the transition to stopped, then at the status cadence
+                let first = !was_stopped || matches!(transition, Some(Transition::Stopped(_)));
+                if st.safety.ever_active() && (first || force_status) {
+                    st.stop_outputs();
+                    true
+                } else {
+                    false
+                }
+            };
+            if !ok && !was_stopped {
+                st.stop_outputs();
+            }
+            if publish {
+                if st.s.twist_output {
+                    let mut msg = TwistStamped::default();
+                    msg.header = Header { stamp: Time::now().unwrap_or_default(), frame_id: st.root.clone() };
+                    let t = &st.twist;
+                    msg.twist.linear = rpq_ros::msg::geometry_msgs::Vector3 { x: t[0], y: t[1], z: t[2] };
+                    msg.twist.angular = rpq_ros::msg::geometry_msgs::Vector3 { x: t[3], y: t[4], z: t[5] };
+                    if let Err(e) = twist_pub.publish(msg) {
+                        ros_warn!(log, "cannot publish the twist: {e}");
+                    }
+                } else if let Err(e) = vel_pub.publish(Float64MultiArray { data: st.out.clone(), ..Default::default() }) {
+                    ros_warn!(log, "cannot publish the velocity command: {e}");
+                }
+            }
+        } else if force_status && st.safety.stopped().is_some() && st.safety.ever_active() {
+            // keep the robot stopped even if a zero command was lost
+            st.stop_outputs();
+            if !st.s.twist_output {
+                let _ = vel_pub.publish(Float64MultiArray { data: st.out.clone(), ..Default::default() });
+            }
+        }
+        let status = st.status();
+        let kind = status.reason.split(" (").next().unwrap_or_default().to_string();
+        let key = (status.state.clone(), kind, status.fixture_type.clone(), status.mode.clone());
+        if force_status || last_status.as_ref() != Some(&key) {
+            last_status = Some(key);
+            if let Err(e) = status_pub.publish(status) {
+                ros_warn!(log, "cannot publish the status: {e}");
+            }
+        }
+    }
+    ros_info!(log, "shutting down");
+    Ok(())
+}
