@@ -10,6 +10,8 @@ use parry3d_f64::math::{Pose, Rotation, Vector};
 use parry3d_f64::shape::TriMesh;
 use rpq_proximity::*;
 
+type RawMesh = (Vec<Point3<f64>>, Vec<[u32; 3]>);
+
 struct Rng(u64);
 impl Rng {
     fn next(&mut self) -> f64 {
@@ -32,39 +34,68 @@ fn to_parry(p: &Isometry3<f64>) -> Pose {
 }
 
 fn parry_mesh(m: &Model) -> TriMesh {
-    let v = m.vertices().iter().map(|p| Vector::new(p.x, p.y, p.z)).collect();
+    let v = m
+        .vertices()
+        .iter()
+        .map(|p| Vector::new(p.x, p.y, p.z))
+        .collect();
     TriMesh::new(v, m.triangles().to_vec()).unwrap()
 }
 
 fn main() {
-    let n: usize = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(2000);
+    let n: usize = std::env::args()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(2000);
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../meshes/rx60b");
-    let names = ["base_link", "link_1", "link_2", "link_3", "link_4", "link_5", "link_6"];
-    let bytes: Vec<Vec<u8>> = names.iter().map(|n| std::fs::read(format!("{dir}/{n}.stl")).unwrap()).collect();
+    let names = [
+        "base_link",
+        "link_1",
+        "link_2",
+        "link_3",
+        "link_4",
+        "link_5",
+        "link_6",
+    ];
+    let bytes: Vec<Vec<u8>> = names
+        .iter()
+        .map(|n| std::fs::read(format!("{dir}/{n}.stl")).unwrap())
+        .collect();
     // build time (whole robot), best of 5
     let mut best_ours = f64::INFINITY;
     let mut best_parry = f64::INFINITY;
     let mut models = Vec::new();
     let mut tris = 0;
     for _ in 0..5 {
-        let pre: Vec<(Vec<Point3<f64>>, Vec<[u32; 3]>)> = bytes
+        let pre: Vec<RawMesh> = bytes
             .iter()
             .map(|b| {
                 let m = stl_io::read_stl(&mut std::io::Cursor::new(b)).unwrap();
                 (
-                    m.vertices.iter().map(|v| Point3::new(v[0] as f64, v[1] as f64, v[2] as f64)).collect(),
-                    m.faces.iter().map(|f| f.vertices.map(|i| i as u32)).collect(),
+                    m.vertices
+                        .iter()
+                        .map(|v| Point3::new(v[0] as f64, v[1] as f64, v[2] as f64))
+                        .collect(),
+                    m.faces
+                        .iter()
+                        .map(|f| f.vertices.map(|i| i as u32))
+                        .collect(),
                 )
             })
             .collect();
         let pre2 = pre.clone();
         let t0 = Instant::now();
-        models = pre.into_iter().map(|(v, t)| Model::new(v, t).unwrap()).collect();
+        models = pre
+            .into_iter()
+            .map(|(v, t)| Model::new(v, t).unwrap())
+            .collect();
         best_ours = best_ours.min(t0.elapsed().as_secs_f64());
         let t0 = Instant::now();
         let pm: Vec<TriMesh> = pre2
             .into_iter()
-            .map(|(v, t)| TriMesh::new(v.iter().map(|p| Vector::new(p.x, p.y, p.z)).collect(), t).unwrap())
+            .map(|(v, t)| {
+                TriMesh::new(v.iter().map(|p| Vector::new(p.x, p.y, p.z)).collect(), t).unwrap()
+            })
             .collect();
         best_parry = best_parry.min(t0.elapsed().as_secs_f64());
         tris = pm.iter().map(|m| m.indices().len()).sum();
@@ -86,7 +117,11 @@ fn main() {
         let mut rng = Rng(0x9E3779B97F4A7C15 ^ (i * 31 + j) as u64);
         let poses: Vec<Isometry3<f64>> = (0..n)
             .map(|_| {
-                let dir = Vector3::new(rng.range(-1.0, 1.0), rng.range(-1.0, 1.0), rng.range(-1.0, 1.0));
+                let dir = Vector3::new(
+                    rng.range(-1.0, 1.0),
+                    rng.range(-1.0, 1.0),
+                    rng.range(-1.0, 1.0),
+                );
                 let t = ba.center.coords + dir * reach * 0.8 - bb.center.coords;
                 let r = UnitQuaternion::from_scaled_axis(Vector3::new(
                     rng.range(-3.0, 3.0),
@@ -102,12 +137,19 @@ fn main() {
         let mut ws = QueryWorkspace::default();
         // collision
         let t0 = Instant::now();
-        let ours: Vec<bool> = poses.iter().map(|p| intersects(&id, a, p, b, &mut ws)).collect();
+        let ours: Vec<bool> = poses
+            .iter()
+            .map(|p| intersects(&id, a, p, b, &mut ws))
+            .collect();
         let t_ours = t0.elapsed().as_secs_f64();
         let t0 = Instant::now();
         let theirs: Vec<bool> = pposes
             .iter()
-            .map(|p| parry3d_f64::query::intersection_test(&pid, &pa, p, &pb).unwrap().intersecting)
+            .map(|p| {
+                parry3d_f64::query::intersection_test(&pid, &pa, p, &pb)
+                    .unwrap()
+                    .intersecting
+            })
             .collect();
         let t_parry = t0.elapsed().as_secs_f64();
         let hits = ours.iter().filter(|&&x| x).count();
@@ -122,7 +164,10 @@ fn main() {
         // distance (exact)
         let req = DistanceRequest::default();
         let t0 = Instant::now();
-        let ours: Vec<f64> = poses.iter().map(|p| distance(&id, a, p, b, &req, &mut ws).unwrap().distance).collect();
+        let ours: Vec<f64> = poses
+            .iter()
+            .map(|p| distance(&id, a, p, b, &req, &mut ws).unwrap().distance)
+            .collect();
         let t_ours = t0.elapsed().as_secs_f64();
         let mut stats = [[0usize; 3]; 2];
         for p in poses.iter().take(200) {
@@ -135,16 +180,33 @@ fn main() {
         }
         for (k, name) in ["touching", "separated"].iter().enumerate() {
             let c = stats[k][0].max(1);
-            println!("  distance {name} ({}): mean BV tests {}, triangle tests {}", stats[k][0], stats[k][1] / c, stats[k][2] / c);
+            println!(
+                "  distance {name} ({}): mean BV tests {}, triangle tests {}",
+                stats[k][0],
+                stats[k][1] / c,
+                stats[k][2] / c
+            );
         }
-        let nd = if std::env::var_os("NO_PARRY").is_some() { 1 } else { n.min(300) };
+        let nd = if std::env::var_os("NO_PARRY").is_some() {
+            1
+        } else {
+            n.min(300)
+        };
         let t0 = Instant::now();
         let theirs: Vec<f64> = pposes[..nd]
             .iter()
-            .map(|p| parry3d_f64::query::distance(&pid, &pa, p, &pb).unwrap().distance)
+            .map(|p| {
+                parry3d_f64::query::distance(&pid, &pa, p, &pb)
+                    .unwrap()
+                    .distance
+            })
             .collect();
         let t_parry = t0.elapsed().as_secs_f64() / nd as f64 * n as f64;
-        let maxerr = ours.iter().zip(&theirs).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max);
+        let maxerr = ours
+            .iter()
+            .zip(&theirs)
+            .map(|(x, y)| (x - y).abs())
+            .fold(0.0, f64::max);
         println!(
             "distance: ours {:.2} µs, parry {:.2} µs (on {nd}), ratio {:.1}; max |diff| {maxerr:.2e}",
             t_ours / n as f64 * 1e6, t_parry / n as f64 * 1e6, t_parry / t_ours
@@ -160,7 +222,10 @@ fn main() {
         let t_cold = t0.elapsed().as_secs_f64();
         // tolerance 1 cm
         let t0 = Instant::now();
-        let tol: usize = poses.iter().filter(|p| tolerance(&id, a, p, b, 0.01, &mut ws).closer_than).count();
+        let tol: usize = poses
+            .iter()
+            .filter(|p| tolerance(&id, a, p, b, 0.01, &mut ws).closer_than)
+            .count();
         let t_tol = t0.elapsed().as_secs_f64();
         let tol_ref = ours.iter().filter(|&&d| d < 0.01).count();
         println!(
@@ -172,6 +237,8 @@ fn main() {
     }
     println!(
         "TOTAL collide ratio {:.2}, distance ratio {:.1} (cold {:.1})",
-        tot[1] / tot[0], tot[3] / tot[2], tot[3] / tot[4]
+        tot[1] / tot[0],
+        tot[3] / tot[2],
+        tot[3] / tot[4]
     );
 }

@@ -19,7 +19,8 @@ fn main() {
     for _ in 0..12 {
         let dirv = Vector3::new(rnd(), rnd(), rnd());
         let t = ba.center.coords + dirv * reach * 0.8 - bb.center.coords;
-        let r = UnitQuaternion::from_scaled_axis(Vector3::new(rnd() * 3.0, rnd() * 3.0, rnd() * 3.0));
+        let r =
+            UnitQuaternion::from_scaled_axis(Vector3::new(rnd() * 3.0, rnd() * 3.0, rnd() * 3.0));
         let p = Isometry3::from_parts(Translation3::from(t), r);
         let d = distance_local(&p, &a, &b, &DistanceRequest::default(), &mut ws).unwrap();
         let (bv, tt) = ws.last_counts();
@@ -28,7 +29,9 @@ fn main() {
         }
         // all pairs distances (only those whose vertices are near)
         let mut within = [0usize; 4];
-        let tb: Vec<_> = (0..b.num_triangles()).map(|j| b.triangle(j).map(|q| p * q)).collect();
+        let tb: Vec<_> = (0..b.num_triangles())
+            .map(|j| b.triangle(j).map(|q| p * q))
+            .collect();
         for i in 0..a.num_triangles() {
             let ta = a.triangle(i);
             for tbj in &tb {
@@ -40,6 +43,9 @@ fn main() {
                 }
             }
         }
-        println!("d {:.4}: bv {bv} tri {tt}; pairs within +1e-9 {}, +1% {}, +10% {}, +50% {}", d.distance, within[0], within[1], within[2], within[3]);
+        println!(
+            "d {:.4}: bv {bv} tri {tt}; pairs within +1e-9 {}, +1% {}, +10% {}, +50% {}",
+            d.distance, within[0], within[1], within[2], within[3]
+        );
     }
 }

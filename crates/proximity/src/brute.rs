@@ -6,9 +6,16 @@ use crate::query::{split, xf};
 use crate::{triangle, CollisionMode, CollisionResult, DistanceResult, Model};
 
 /// Collision by testing all triangle pairs, `b` given in `a`'s frame.
-pub fn collide_local(b_in_a: &Isometry3<f64>, a: &Model, b: &Model, mode: CollisionMode) -> CollisionResult {
+pub fn collide_local(
+    b_in_a: &Isometry3<f64>,
+    a: &Model,
+    b: &Model,
+    mode: CollisionMode,
+) -> CollisionResult {
     let (r, t) = split(b_in_a);
-    let tb: Vec<_> = (0..b.num_triangles()).map(|j| b.triangle(j).map(|p| xf(&r, &t, &p))).collect();
+    let tb: Vec<_> = (0..b.num_triangles())
+        .map(|j| b.triangle(j).map(|p| xf(&r, &t, &p)))
+        .collect();
     let mut out = CollisionResult::default();
     for i in 0..a.num_triangles() {
         let ta = a.triangle(i);
@@ -40,7 +47,9 @@ pub fn collide(
 /// Exact minimum distance over all triangle pairs, `b` given in `a`'s frame (points in a's frame).
 pub fn distance_local(b_in_a: &Isometry3<f64>, a: &Model, b: &Model) -> DistanceResult {
     let (r, t) = split(b_in_a);
-    let tb: Vec<_> = (0..b.num_triangles()).map(|j| b.triangle(j).map(|p| xf(&r, &t, &p))).collect();
+    let tb: Vec<_> = (0..b.num_triangles())
+        .map(|j| b.triangle(j).map(|p| xf(&r, &t, &p)))
+        .collect();
     let mut best = DistanceResult {
         distance: f64::INFINITY,
         point_a: nalgebra::Point3::origin(),
@@ -53,7 +62,13 @@ pub fn distance_local(b_in_a: &Isometry3<f64>, a: &Model, b: &Model) -> Distance
         for (j, tbj) in tb.iter().enumerate() {
             let (d, p, q) = triangle::distance(&ta, tbj);
             if d < best.distance {
-                best = DistanceResult { distance: d, point_a: p, point_b: q, triangle_a: i as u32, triangle_b: j as u32 };
+                best = DistanceResult {
+                    distance: d,
+                    point_a: p,
+                    point_b: q,
+                    triangle_a: i as u32,
+                    triangle_b: j as u32,
+                };
             }
         }
     }
@@ -61,7 +76,12 @@ pub fn distance_local(b_in_a: &Isometry3<f64>, a: &Model, b: &Model) -> Distance
 }
 
 /// Exact minimum distance over all triangle pairs between posed models (points in the world frame).
-pub fn distance(pose_a: &Isometry3<f64>, a: &Model, pose_b: &Isometry3<f64>, b: &Model) -> DistanceResult {
+pub fn distance(
+    pose_a: &Isometry3<f64>,
+    a: &Model,
+    pose_b: &Isometry3<f64>,
+    b: &Model,
+) -> DistanceResult {
     let mut d = distance_local(&pose_a.inv_mul(pose_b), a, b);
     d.point_a = pose_a * d.point_a;
     d.point_b = pose_a * d.point_b;

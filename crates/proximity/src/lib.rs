@@ -37,7 +37,7 @@ pub use error::ProximityError;
 pub use model::Model;
 pub use obb::Obb;
 pub use query::{
-    collide, collide_local, distance, distance_local, distance_lower_bound, intersects, intersects_local,
-    tolerance, tolerance_local, CollisionMode, CollisionResult, DistanceRequest, DistanceResult,
-    QueryWorkspace, ToleranceResult,
+    collide, collide_local, distance, distance_local, distance_lower_bound, intersects,
+    intersects_local, tolerance, tolerance_local, CollisionMode, CollisionResult, DistanceRequest,
+    DistanceResult, QueryWorkspace, ToleranceResult,
 };

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use nalgebra::{Matrix3, Point3, Vector3};
 
-use crate::obb::{fit_box, orthonormal_basis, principal_axes, Obb, FIT_SLACK};
+use crate::obb::{fit_box, grow_max, grow_min, orthonormal_basis, principal_axes, Obb, FIT_SLACK};
 use crate::ProximityError;
 
 type V = Vector3<f64>;
@@ -25,8 +25,10 @@ pub(crate) struct Node {
     pub size: f64,
     /// Index of the right child (the left child is the next node); 0 for a leaf.
     pub right: u32,
-    /// Leaf: index into the model's leaf-ordered triangle arrays.
+    /// Leaf: index of its first triangle in the model's leaf-ordered triangle arrays.
     pub tri: u32,
+    /// Leaf: number of triangles (consecutive from `tri`); 0 for an internal node.
+    pub count: u32,
 }
 
 /// The rectangle swept sphere of a node (same axes as the node's OBB); built only when the
@@ -44,7 +46,7 @@ pub(crate) struct RssNode {
 impl Node {
     #[inline(always)]
     pub fn is_leaf(&self) -> bool {
-        self.right == 0
+        self.count != 0
     }
 }
 
@@ -88,30 +90,55 @@ impl Model {
     ///     Err(ProximityError::DegenerateTriangle { triangle: 0, .. })
     /// ));
     /// ```
-    pub fn new(vertices: Vec<Point3<f64>>, triangles: Vec<[u32; 3]>) -> Result<Model, ProximityError> {
+    pub fn new(
+        vertices: Vec<Point3<f64>>,
+        triangles: Vec<[u32; 3]>,
+    ) -> Result<Model, ProximityError> {
         if triangles.is_empty() || vertices.is_empty() {
             return Err(ProximityError::EmptyMesh);
         }
         if triangles.len() > (1usize << 31) {
             return Err(ProximityError::TooLarge(triangles.len()));
         }
-        if let Some(index) = vertices.iter().position(|v| !v.coords.iter().all(|x| x.is_finite())) {
+        if let Some(index) = vertices
+            .iter()
+            .position(|v| !v.coords.iter().all(|x| x.is_finite()))
+        {
             let v = vertices[index];
-            return Err(ProximityError::NonFiniteVertex { index, value: [v.x, v.y, v.z] });
+            return Err(ProximityError::NonFiniteVertex {
+                index,
+                value: [v.x, v.y, v.z],
+            });
         }
         let mut tris = Vec::with_capacity(triangles.len());
         for (i, t) in triangles.iter().enumerate() {
             if let Some(&index) = t.iter().find(|&&k| k as usize >= vertices.len()) {
-                return Err(ProximityError::IndexOutOfRange { triangle: i, index, count: vertices.len() });
+                return Err(ProximityError::IndexOutOfRange {
+                    triangle: i,
+                    index,
+                    count: vertices.len(),
+                });
             }
             let p = t.map(|k| vertices[k as usize]);
             let e0 = p[1] - p[0];
             let e1 = p[2] - p[0];
             let e2 = p[2] - p[1];
             let cross = e0.cross(&e1).norm();
-            let longest = e0.norm_squared().max(e1.norm_squared()).max(e2.norm_squared());
-            if t[0] == t[1] || t[1] == t[2] || t[0] == t[2] || !(cross > 1e-12 * longest) {
-                return Err(ProximityError::DegenerateTriangle { triangle: i, indices: *t, area: 0.5 * cross });
+            let longest = e0
+                .norm_squared()
+                .max(e1.norm_squared())
+                .max(e2.norm_squared());
+            if t[0] == t[1]
+                || t[1] == t[2]
+                || t[0] == t[2]
+                || cross.is_nan()
+                || cross <= 1e-12 * longest
+            {
+                return Err(ProximityError::DegenerateTriangle {
+                    triangle: i,
+                    indices: *t,
+                    area: 0.5 * cross,
+                });
             }
             tris.push(p);
         }
@@ -119,8 +146,8 @@ impl Model {
         let mut hi = lo;
         for t in &tris {
             for p in t {
-                lo = lo.inf(&p.coords);
-                hi = hi.sup(&p.coords);
+                grow_min(&mut lo, &p.coords);
+                grow_max(&mut hi, &p.coords);
             }
         }
         let (nodes, rss, order) = build(&tris);
@@ -132,9 +159,16 @@ impl Model {
             axes: nalgebra::Rotation3::from_matrix_unchecked(r.rot),
             half_extents: r.half,
         };
-        let aa_box = fit_box(&Matrix3::identity(), tris.iter().flat_map(|t| t.iter().map(|p| p.coords)));
+        let aa_box = fit_box(
+            &Matrix3::identity(),
+            tris.iter().flat_map(|t| t.iter().map(|p| p.coords)),
+        );
         let vol = |b: &Obb| b.half_extents.x * b.half_extents.y * b.half_extents.z;
-        let root_box = if vol(&aa_box) < vol(&pca_box) { aa_box } else { pca_box };
+        let root_box = if vol(&aa_box) < vol(&pca_box) {
+            aa_box
+        } else {
+            pca_box
+        };
         Ok(Model {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             vertices,
@@ -157,16 +191,25 @@ impl Model {
             .iter()
             .map(|v| Point3::new(f64::from(v[0]), f64::from(v[1]), f64::from(v[2])))
             .collect();
-        let triangles = stl.faces.iter().map(|f| f.vertices.map(|i| i as u32)).collect();
+        let triangles = stl
+            .faces
+            .iter()
+            .map(|f| f.vertices.map(|i| i as u32))
+            .collect();
         Model::new(vertices, triangles)
     }
 
     /// Reads an STL file; errors name the file.
     pub fn from_stl_file(path: impl AsRef<Path>) -> Result<Model, ProximityError> {
         let path = path.as_ref();
-        let bytes = std::fs::read(path).map_err(|source| ProximityError::Io { path: path.to_owned(), source })?;
-        Model::from_stl_bytes(&bytes)
-            .map_err(|e| ProximityError::MeshFile { path: path.to_owned(), source: Box::new(e) })
+        let bytes = std::fs::read(path).map_err(|source| ProximityError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        Model::from_stl_bytes(&bytes).map_err(|e| ProximityError::MeshFile {
+            path: path.to_owned(),
+            source: Box::new(e),
+        })
     }
 
     /// Number of triangles.
@@ -206,6 +249,23 @@ impl Model {
     }
 }
 
+/// How internal nodes are split (see the notes for the measurements).
+#[allow(dead_code)]
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Split {
+    /// Major PCA axis, at the mean of the triangle centroids (PQP).
+    PcaMean,
+    /// Longest axis of the node's box, at its middle.
+    BoxMiddle,
+    /// Major PCA axis, at the median centroid (balanced tree).
+    PcaMedian,
+}
+
+const SPLIT: Split = Split::PcaMean;
+
+/// Largest number of triangles in a leaf (see the notes for the measurements).
+pub(crate) const LEAF_SIZE: usize = 1;
+
 /// Per-triangle data used while building.
 struct BuildTri {
     centroid: V,
@@ -230,7 +290,11 @@ fn build(tris: &[[Point3<f64>; 3]]) -> (Vec<Node>, Vec<RssNode>, Vec<u32>) {
                 outer[4] += v.y * v.z;
                 outer[5] += v.z * v.z;
             }
-            BuildTri { centroid: sum / 3.0, sum, outer }
+            BuildTri {
+                centroid: sum / 3.0,
+                sum,
+                outer,
+            }
         })
         .collect();
     let mut order: Vec<u32> = (0..tris.len() as u32).collect();
@@ -238,7 +302,15 @@ fn build(tris: &[[Point3<f64>; 3]]) -> (Vec<Node>, Vec<RssNode>, Vec<u32>) {
     let mut keys: Vec<V> = Vec::new();
     let mut rss = Vec::new();
     let want_rss = crate::rss::BOUND != crate::rss::Bound::Obb;
-    build_node(tris, &data, &mut order, 0, &mut nodes, &mut keys, want_rss.then_some(&mut rss));
+    build_node(
+        tris,
+        &data,
+        &mut order,
+        0,
+        &mut nodes,
+        &mut keys,
+        want_rss.then_some(&mut rss),
+    );
     (nodes, rss, order)
 }
 
@@ -255,7 +327,9 @@ fn build_node(
     let rot = if idx.len() == 1 {
         let t = &tris[idx[0] as usize];
         let e = [t[1] - t[0], t[2] - t[1], t[0] - t[2]];
-        let k = (0..3).max_by(|&i, &j| e[i].norm_squared().total_cmp(&e[j].norm_squared())).unwrap_or(0);
+        let k = (0..3)
+            .max_by(|&i, &j| e[i].norm_squared().total_cmp(&e[j].norm_squared()))
+            .unwrap_or(0);
         let n = e[0].cross(&e[1]);
         let e1 = n.cross(&e[k]);
         orthonormal_basis(&e[k], &e1)
@@ -265,8 +339,8 @@ fn build_node(
         for &i in idx.iter() {
             let d = &data[i as usize];
             s += d.sum;
-            for k in 0..6 {
-                o[k] += d.outer[k];
+            for (ok, dk) in o.iter_mut().zip(&d.outer) {
+                *ok += dk;
             }
         }
         let n = 3.0 * idx.len() as f64;
@@ -284,18 +358,51 @@ fn build_node(
         );
         principal_axes(&cov)
     };
-    let node = fit_node(&rot, tris, idx, keys);
-    nodes.push(node);
+    let want_rss = rss.is_some();
+    let (mut node, aabb) = fit_node(&rot, tris, idx, keys, want_rss);
     if let Some(rss) = rss.as_deref_mut() {
         rss.push(fit_rss(&rot, &node, keys));
+    } else if idx.len() > 1 {
+        // The axis-aligned box is often tighter for CAD-like meshes: keep the smaller.
+        let (lo, hi) = aabb;
+        let mid = (lo + hi) * 0.5;
+        let slack = FIT_SLACK * ((hi - lo).amax() + mid.amax());
+        let half = (hi - lo) * 0.5 + V::repeat(slack);
+        if half.x * half.y * half.z < node.half.x * node.half.y * node.half.z {
+            node.rot = Matrix3::identity();
+            node.center = mid;
+            node.half = half;
+            node.size = half.norm_squared();
+        }
     }
-    if idx.len() == 1 {
+    nodes.push(node);
+    if idx.len() <= LEAF_SIZE {
         nodes[me].tri = offset as u32;
+        nodes[me].count = idx.len() as u32;
         return me as u32;
     }
     // Split along the major axis at the mean of the centroids.
-    let axis = rot.column(0).into_owned();
-    let mean = idx.iter().map(|&i| data[i as usize].centroid.dot(&axis)).sum::<f64>() / idx.len() as f64;
+    let (axis, mean) = match SPLIT {
+        Split::PcaMean => {
+            let axis = rot.column(0).into_owned();
+            let mean = idx
+                .iter()
+                .map(|&i| data[i as usize].centroid.dot(&axis))
+                .sum::<f64>()
+                / idx.len() as f64;
+            (axis, mean)
+        }
+        Split::BoxMiddle => {
+            let n = &nodes[me];
+            let k = n.half.imax();
+            let axis = n.rot.column(k).into_owned();
+            (axis, axis.dot(&n.center))
+        }
+        Split::PcaMedian => {
+            let axis = rot.column(0).into_owned();
+            (axis, f64::NAN) // NaN: nothing goes left, the median fallback below splits
+        }
+    };
     let mut left = 0;
     for k in 0..idx.len() {
         if data[idx[k] as usize].centroid.dot(&axis) < mean {
@@ -306,7 +413,10 @@ fn build_node(
     if left == 0 || left == idx.len() {
         left = idx.len() / 2;
         idx.select_nth_unstable_by(left, |&a, &b| {
-            data[a as usize].centroid.dot(&axis).total_cmp(&data[b as usize].centroid.dot(&axis))
+            data[a as usize]
+                .centroid
+                .dot(&axis)
+                .total_cmp(&data[b as usize].centroid.dot(&axis))
         });
     }
     let (l, r) = idx.split_at_mut(left);
@@ -318,30 +428,46 @@ fn build_node(
 
 /// Fits the OBB and the RSS with axes `rot` to the triangles `idx` (`scratch` holds the
 /// vertices in the node's axes).
-fn fit_node(rot: &Matrix3<f64>, tris: &[[Point3<f64>; 3]], idx: &[u32], scratch: &mut Vec<V>) -> Node {
+fn fit_node(
+    rot: &Matrix3<f64>,
+    tris: &[[Point3<f64>; 3]],
+    idx: &[u32],
+    scratch: &mut Vec<V>,
+    keep_local: bool,
+) -> (Node, (V, V)) {
     let rt = rot.transpose();
     scratch.clear();
     let mut lo = V::repeat(f64::INFINITY);
     let mut hi = V::repeat(f64::NEG_INFINITY);
+    let mut wlo = V::repeat(f64::INFINITY);
+    let mut whi = V::repeat(f64::NEG_INFINITY);
     for &i in idx {
         for p in &tris[i as usize] {
             let l = rt * p.coords;
-            lo = lo.inf(&l);
-            hi = hi.sup(&l);
-            scratch.push(l);
+            grow_min(&mut lo, &l);
+            grow_max(&mut hi, &l);
+            grow_min(&mut wlo, &p.coords);
+            grow_max(&mut whi, &p.coords);
+            if keep_local {
+                scratch.push(l);
+            }
         }
     }
     let mid = (lo + hi) * 0.5;
     let slack = FIT_SLACK * ((hi - lo).amax() + mid.amax());
     let half = (hi - lo) * 0.5 + V::repeat(slack);
-    Node {
-        rot: *rot,
-        center: rot * mid,
-        half,
-        size: half.norm_squared(),
-        right: 0,
-        tri: 0,
-    }
+    (
+        Node {
+            rot: *rot,
+            center: rot * mid,
+            half,
+            size: half.norm_squared(),
+            right: 0,
+            tri: 0,
+            count: 0,
+        },
+        (wlo, whi),
+    )
 }
 
 /// Fits the RSS with the node's axes to the points `local` (in the node's axes).

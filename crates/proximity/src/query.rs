@@ -84,7 +84,11 @@ pub struct DistanceRequest {
 
 impl Default for DistanceRequest {
     fn default() -> Self {
-        DistanceRequest { rel_err: 0.0, abs_err: 0.0, upper_bound: f64::INFINITY }
+        DistanceRequest {
+            rel_err: 0.0,
+            abs_err: 0.0,
+            upper_bound: f64::INFINITY,
+        }
     }
 }
 
@@ -96,7 +100,10 @@ impl DistanceRequest {
 
     /// Exact distance, `None` at or above `upper_bound`.
     pub fn with_upper_bound(upper_bound: f64) -> Self {
-        DistanceRequest { upper_bound, ..Self::default() }
+        DistanceRequest {
+            upper_bound,
+            ..Self::default()
+        }
     }
 }
 
@@ -136,7 +143,10 @@ pub struct ToleranceResult {
 /// Relative pose as a rotation matrix and a translation.
 #[inline]
 pub(crate) fn split(b_in_a: &Isometry3<f64>) -> (Matrix3<f64>, V) {
-    (b_in_a.rotation.to_rotation_matrix().into_inner(), b_in_a.translation.vector)
+    (
+        b_in_a.rotation.to_rotation_matrix().into_inner(),
+        b_in_a.translation.vector,
+    )
 }
 
 /// Maps a point of b's frame into a's frame (shared with the brute-force oracle so both see
@@ -173,7 +183,7 @@ fn collide_impl(
     let stack = &mut ws.pair_stack;
     stack.clear();
     stack.push((0, 0));
-    while let Some((ia, ib)) = stack.pop() {
+    'outer: while let Some((ia, ib)) = stack.pop() {
         let na = &a.nodes[ia as usize];
         let nb = &b.nodes[ib as usize];
         bv_tests += 1;
@@ -182,16 +192,20 @@ fn collide_impl(
             continue;
         }
         if na.is_leaf() && nb.is_leaf() {
-            tri_tests += 1;
-            let ta = &a.leaf_tris[na.tri as usize];
-            let tb = b.leaf_tris[nb.tri as usize].map(|p| xf(r, t, &p));
-            if triangle::overlap(ta, &tb) {
-                colliding = true;
-                if let Some(p) = pairs.as_deref_mut() {
-                    p.push((a.leaf_ids[na.tri as usize], b.leaf_ids[nb.tri as usize]));
-                }
-                if !all {
-                    break;
+            for ka in na.tri..na.tri + na.count {
+                let ta = &a.leaf_tris[ka as usize];
+                for kb in nb.tri..nb.tri + nb.count {
+                    tri_tests += 1;
+                    let tb = b.leaf_tris[kb as usize].map(|p| xf(r, t, &p));
+                    if triangle::overlap(ta, &tb) {
+                        colliding = true;
+                        if let Some(p) = pairs.as_deref_mut() {
+                            p.push((a.leaf_ids[ka as usize], b.leaf_ids[kb as usize]));
+                        }
+                        if !all {
+                            break 'outer;
+                        }
+                    }
                 }
             }
             continue;
@@ -219,8 +233,21 @@ pub fn collide_local(
 ) -> CollisionResult {
     let (r, t) = split(b_in_a);
     let mut pairs = Vec::new();
-    let colliding = collide_impl(&r, &t, a, b, mode == CollisionMode::AllContacts, Some(&mut pairs), ws);
-    CollisionResult { colliding, pairs, bv_tests: ws.bv_tests, triangle_tests: ws.triangle_tests }
+    let colliding = collide_impl(
+        &r,
+        &t,
+        a,
+        b,
+        mode == CollisionMode::AllContacts,
+        Some(&mut pairs),
+        ws,
+    );
+    CollisionResult {
+        colliding,
+        pairs,
+        bv_tests: ws.bv_tests,
+        triangle_tests: ws.triangle_tests,
+    }
 }
 
 /// Collision query between posed models: do any two triangles intersect?
@@ -247,7 +274,12 @@ pub fn intersects(
 }
 
 /// Boolean collision test with `b`'s pose given in `a`'s frame (no allocation).
-pub fn intersects_local(b_in_a: &Isometry3<f64>, a: &Model, b: &Model, ws: &mut QueryWorkspace) -> bool {
+pub fn intersects_local(
+    b_in_a: &Isometry3<f64>,
+    a: &Model,
+    b: &Model,
+    ws: &mut QueryWorkspace,
+) -> bool {
     let (r, t) = split(b_in_a);
     collide_impl(&r, &t, a, b, false, None, ws)
 }
@@ -273,7 +305,14 @@ fn leaf_pair(a: &Model, b: &Model, la: u32, lb: u32, r: &Matrix3<f64>, t: &V, be
     let tb = b.leaf_tris[lb as usize].map(|p| xf(r, t, &p));
     let (d, p, q) = triangle::distance(ta, &tb);
     if d < best.d {
-        *best = Best { d, have: true, pa: p, pb: q, la, lb };
+        *best = Best {
+            d,
+            have: true,
+            pa: p,
+            pb: q,
+            la,
+            lb,
+        };
     }
 }
 
@@ -291,7 +330,11 @@ fn distance_impl(
     let rel = req.rel_err.max(0.0);
     let abs = req.abs_err.max(0.0);
     let mut best = Best {
-        d: req.upper_bound,
+        d: if req.upper_bound.is_nan() {
+            f64::INFINITY
+        } else {
+            req.upper_bound
+        },
         have: false,
         pa: Point3::origin(),
         pb: Point3::origin(),
@@ -327,8 +370,12 @@ fn distance_impl(
             let na = &a.nodes[ia as usize];
             let nb = &b.nodes[ib as usize];
             if na.is_leaf() && nb.is_leaf() {
-                tri_tests += 1;
-                leaf_pair(a, b, na.tri, nb.tri, r, t, &mut best);
+                for ka in na.tri..na.tri + na.count {
+                    for kb in nb.tri..nb.tri + nb.count {
+                        tri_tests += 1;
+                        leaf_pair(a, b, ka, kb, r, t, &mut best);
+                    }
+                }
                 if stop_on_first && best.have {
                     break;
                 }
@@ -340,11 +387,52 @@ fn distance_impl(
                 ((ia, ib + 1), (ia, nb.right))
             };
             let thr = threshold(&best);
-            let d1 = node_lb(a, c1.0, b, c1.1, r, t, thr);
-            let d2 = node_lb(a, c2.0, b, c2.1, r, t, thr);
+            let (d1, d2) = if rss::BOUND == rss::Bound::Obb {
+                // Share the half of the relative transform common to both children.
+                if c1.1 == ib {
+                    let mb = r * nb.rot;
+                    let cb = r * nb.center + t;
+                    let lb = |k: u32| {
+                        let nk = &a.nodes[k as usize];
+                        let rkt = nk.rot.transpose();
+                        obb::gap_pruned(
+                            &(rkt * mb),
+                            &(rkt * (cb - nk.center)),
+                            &nk.half,
+                            &nb.half,
+                            thr,
+                        )
+                    };
+                    (lb(c1.0), lb(c2.0))
+                } else {
+                    let rat = na.rot.transpose();
+                    let p = rat * r;
+                    let q = rat * (t - na.center);
+                    let lb = |k: u32| {
+                        let nk = &b.nodes[k as usize];
+                        obb::gap_pruned(
+                            &(p * nk.rot),
+                            &(p * nk.center + q),
+                            &na.half,
+                            &nk.half,
+                            thr,
+                        )
+                    };
+                    (lb(c1.1), lb(c2.1))
+                }
+            } else {
+                (
+                    node_lb(a, c1.0, b, c1.1, r, t, thr),
+                    node_lb(a, c2.0, b, c2.1, r, t, thr),
+                )
+            };
             bv_tests += 2;
             // push the farther first so the nearer is visited first
-            let (near, dn, far, df) = if d1 <= d2 { (c1, d1, c2, d2) } else { (c2, d2, c1, d1) };
+            let (near, dn, far, df) = if d1 <= d2 {
+                (c1, d1, c2, d2)
+            } else {
+                (c2, d2, c1, d1)
+            };
             if df < thr {
                 stack.push((far.0, far.1, df));
             }
@@ -405,9 +493,15 @@ pub fn tolerance_local(
     ws: &mut QueryWorkspace,
 ) -> ToleranceResult {
     let (r, t) = split(b_in_a);
-    let req = DistanceRequest { upper_bound: tolerance, ..DistanceRequest::default() };
+    let req = DistanceRequest {
+        upper_bound: tolerance,
+        ..DistanceRequest::default()
+    };
     let witness = distance_impl(&r, &t, a, b, &req, true, ws);
-    ToleranceResult { closer_than: witness.is_some(), witness }
+    ToleranceResult {
+        closer_than: witness.is_some(),
+        witness,
+    }
 }
 
 /// Tolerance query between posed models: is the distance strictly below `tolerance`?
@@ -427,10 +521,23 @@ pub fn tolerance(
 
 /// A valid lower bound of the distance between two posed models from their root bounding
 /// volumes (O(1)); 0 when the roots overlap.
-pub fn distance_lower_bound(pose_a: &Isometry3<f64>, a: &Model, pose_b: &Isometry3<f64>, b: &Model) -> f64 {
+pub fn distance_lower_bound(
+    pose_a: &Isometry3<f64>,
+    a: &Model,
+    pose_b: &Isometry3<f64>,
+    b: &Model,
+) -> f64 {
     let (r, t) = split(&pose_a.inv_mul(pose_b));
     let na = &a.nodes[0];
     let nb = &b.nodes[0];
     let (rr, tt) = relative(na, nb, &r, &t);
-    obb::gap_pruned(&rr, &tt, &na.half, &nb.half, f64::INFINITY).max(rss::node_distance(a, 0, b, 0, &r, &t, f64::INFINITY))
+    obb::gap_pruned(&rr, &tt, &na.half, &nb.half, f64::INFINITY).max(rss::node_distance(
+        a,
+        0,
+        b,
+        0,
+        &r,
+        &t,
+        f64::INFINITY,
+    ))
 }

@@ -29,7 +29,15 @@ pub(crate) const BOUND: Bound = Bound::Obb;
 /// `b` placed in a's frame by `r`, `t`). When the bound is known to be `>= prune` it may be
 /// returned early (any value `>= prune`).
 #[inline(always)]
-pub(crate) fn node_distance(a: &Model, ia: u32, b: &Model, ib: u32, r: &Matrix3<f64>, t: &V, prune: f64) -> f64 {
+pub(crate) fn node_distance(
+    a: &Model,
+    ia: u32,
+    b: &Model,
+    ib: u32,
+    r: &Matrix3<f64>,
+    t: &V,
+    prune: f64,
+) -> f64 {
     let na: &Node = &a.nodes[ia as usize];
     let nb: &Node = &b.nodes[ib as usize];
     let rat = na.rot.transpose();
@@ -62,7 +70,14 @@ pub(crate) fn node_distance(a: &Model, ia: u32, b: &Model, ib: u32, r: &Matrix3<
 /// columns of `m` with half lengths `b`. Returns early with a cheaper bound when that bound
 /// is already `>= prune`.
 #[inline(always)]
-pub(crate) fn rect_distance(a: [f64; 2], m: &Matrix3<f64>, c: &V, b: [f64; 2], rr: f64, prune: f64) -> f64 {
+pub(crate) fn rect_distance(
+    a: [f64; 2],
+    m: &Matrix3<f64>,
+    c: &V,
+    b: [f64; 2],
+    rr: f64,
+    prune: f64,
+) -> f64 {
     let u = m.column(0).into_owned();
     let v = m.column(1).into_owned();
     let w = m.column(2).into_owned();
@@ -114,7 +129,11 @@ pub(crate) fn rect_distance(a: [f64; 2], m: &Matrix3<f64>, c: &V, b: [f64; 2], r
         let q = &cb[(k + 1) % 4];
         if (p.z <= 0.0 && q.z >= 0.0) || (p.z >= 0.0 && q.z <= 0.0) {
             let dz = p.z - q.z;
-            let x = if dz != 0.0 { p + (q - p) * (p.z / dz) } else { *p };
+            let x = if dz != 0.0 {
+                p + (q - p) * (p.z / dz)
+            } else {
+                *p
+            };
             if x.x.abs() <= a[0] && x.y.abs() <= a[1] {
                 return 0.0;
             }
@@ -123,7 +142,11 @@ pub(crate) fn rect_distance(a: [f64; 2], m: &Matrix3<f64>, c: &V, b: [f64; 2], r
         let q = &ca_b[(k + 1) % 4];
         if (p.z <= 0.0 && q.z >= 0.0) || (p.z >= 0.0 && q.z <= 0.0) {
             let dz = p.z - q.z;
-            let x = if dz != 0.0 { p + (q - p) * (p.z / dz) } else { *p };
+            let x = if dz != 0.0 {
+                p + (q - p) * (p.z / dz)
+            } else {
+                *p
+            };
             if x.x.abs() <= b[0] && x.y.abs() <= b[1] {
                 return 0.0;
             }
@@ -150,10 +173,16 @@ mod tests {
         let v = m.column(1).into_owned();
         for i in 0..=n {
             for j in 0..=n {
-                let p = V::new(a[0] * (2.0 * i as f64 / n as f64 - 1.0), a[1] * (2.0 * j as f64 / n as f64 - 1.0), 0.0);
+                let p = V::new(
+                    a[0] * (2.0 * i as f64 / n as f64 - 1.0),
+                    a[1] * (2.0 * j as f64 / n as f64 - 1.0),
+                    0.0,
+                );
                 for k in 0..=n {
                     for l in 0..=n {
-                        let q = c + u * (b[0] * (2.0 * k as f64 / n as f64 - 1.0)) + v * (b[1] * (2.0 * l as f64 / n as f64 - 1.0));
+                        let q = c
+                            + u * (b[0] * (2.0 * k as f64 / n as f64 - 1.0))
+                            + v * (b[1] * (2.0 * l as f64 / n as f64 - 1.0));
                         best = best.min((p - q).norm());
                     }
                 }
@@ -174,7 +203,9 @@ mod tests {
         for _ in 0..300 {
             let a = [rnd().abs() + 0.05, rnd().abs() + 0.05];
             let b = [rnd().abs() + 0.05, rnd().abs() + 0.05];
-            let m = Rotation3::from_scaled_axis(Vector3::new(rnd() * 3.0, rnd() * 3.0, rnd() * 3.0)).into_inner();
+            let m =
+                Rotation3::from_scaled_axis(Vector3::new(rnd() * 3.0, rnd() * 3.0, rnd() * 3.0))
+                    .into_inner();
             let c = V::new(rnd() * 2.0, rnd() * 2.0, rnd() * 1.0);
             let d = rect_distance(a, &m, &c, b, 0.0, f64::INFINITY);
             let s = sampled(a, &m, &c, b, 24);
@@ -184,10 +215,24 @@ mod tests {
             assert!(s - d <= h, "not tight: {d} vs {s}");
         }
         // parallel coplanar: overlapping
-        let d = rect_distance([1.0, 1.0], &Matrix3::identity(), &V::new(0.5, 0.5, 0.0), [1.0, 1.0], 0.0, f64::INFINITY);
+        let d = rect_distance(
+            [1.0, 1.0],
+            &Matrix3::identity(),
+            &V::new(0.5, 0.5, 0.0),
+            [1.0, 1.0],
+            0.0,
+            f64::INFINITY,
+        );
         assert_eq!(d, 0.0);
         // stacked parallel rectangles
-        let d = rect_distance([1.0, 1.0], &Matrix3::identity(), &V::new(0.5, 0.5, 0.3), [1.0, 1.0], 0.1, f64::INFINITY);
+        let d = rect_distance(
+            [1.0, 1.0],
+            &Matrix3::identity(),
+            &V::new(0.5, 0.5, 0.3),
+            [1.0, 1.0],
+            0.1,
+            f64::INFINITY,
+        );
         assert!((d - 0.2).abs() < 1e-12);
     }
 }

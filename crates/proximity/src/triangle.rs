@@ -197,19 +197,28 @@ pub fn distance(a: &[Point3<f64>; 3], b: &[Point3<f64>; 3]) -> (f64, Point3<f64>
     (d, Point3::from(p + o), Point3::from(q + o))
 }
 
+/// Does the slab between the planes through `p` and `q`, normal to `q - p`, separate the
+/// triangles? Then `(p, q)` is their closest pair (a self-certifying candidate).
+#[inline(always)]
+fn certifies(a: &[V; 3], b: &[V; 3], p: &V, q: &V) -> bool {
+    let v = q - p;
+    let pv = p.dot(&v);
+    let qv = q.dot(&v);
+    qv > pv
+        && a[0].dot(&v) <= pv
+        && a[1].dot(&v) <= pv
+        && a[2].dot(&v) <= pv
+        && b[0].dot(&v) >= qv
+        && b[1].dot(&v) >= qv
+        && b[2].dot(&v) >= qv
+}
+
 #[inline]
 fn distance_rel(a: &[V; 3], b: &[V; 3]) -> (f64, V, V) {
-    let touching = overlap_rel(a, b);
-    if touching {
-        for i in 0..3 {
-            if let Some(x) = segment_triangle_point(&a[i], &a[(i + 1) % 3], b) {
-                return (0.0, x, x);
-            }
-            if let Some(x) = segment_triangle_point(&b[i], &b[(i + 1) % 3], a) {
-                return (0.0, x, x);
-            }
-        }
-    }
+    // Candidates: nine edge-edge pairs, six vertex-face pairs. A candidate whose connecting
+    // vector separates the triangles is the answer (the usual exit); otherwise the triangles
+    // intersect, or rounding defeated the certificate, and the minimum over all candidates
+    // (exact for disjoint triangles) is used.
     let mut best = f64::INFINITY;
     let mut bp = a[0];
     let mut bq = b[0];
@@ -218,6 +227,9 @@ fn distance_rel(a: &[V; 3], b: &[V; 3]) -> (f64, V, V) {
             let (p, q) = segment_segment(&a[i], &a[(i + 1) % 3], &b[j], &b[(j + 1) % 3]);
             let d2 = (p - q).norm_squared();
             if d2 < best {
+                if certifies(a, b, &p, &q) {
+                    return (d2.sqrt(), p, q);
+                }
                 best = d2;
                 bp = p;
                 bq = q;
@@ -228,6 +240,9 @@ fn distance_rel(a: &[V; 3], b: &[V; 3]) -> (f64, V, V) {
         let q = closest_point_on_triangle(&a[k], &b[0], &b[1], &b[2]);
         let d2 = (a[k] - q).norm_squared();
         if d2 < best {
+            if certifies(a, b, &a[k], &q) {
+                return (d2.sqrt(), a[k], q);
+            }
             best = d2;
             bp = a[k];
             bq = q;
@@ -235,12 +250,23 @@ fn distance_rel(a: &[V; 3], b: &[V; 3]) -> (f64, V, V) {
         let p = closest_point_on_triangle(&b[k], &a[0], &a[1], &a[2]);
         let d2 = (b[k] - p).norm_squared();
         if d2 < best {
+            if certifies(a, b, &p, &b[k]) {
+                return (d2.sqrt(), p, b[k]);
+            }
             best = d2;
             bp = p;
             bq = b[k];
         }
     }
-    if touching {
+    if overlap_rel(a, b) {
+        for i in 0..3 {
+            if let Some(x) = segment_triangle_point(&a[i], &a[(i + 1) % 3], b) {
+                return (0.0, x, x);
+            }
+            if let Some(x) = segment_triangle_point(&b[i], &b[(i + 1) % 3], a) {
+                return (0.0, x, x);
+            }
+        }
         let m = (bp + bq) * 0.5;
         return (0.0, m, m);
     }
@@ -344,5 +370,55 @@ mod tests {
         let c = [p(0.0, 2.0, 0.0), p(1.0, 2.0, 0.0), p(0.5, 3.0, 0.0)];
         let e = [p(0.0, 0.0, 0.0), p(1.0, 0.0, 0.0), p(0.5, -1.0, 0.0)];
         assert!((distance(&c, &e).0 - 2.0).abs() < 1e-15);
+    }
+
+    fn tri() -> impl proptest::strategy::Strategy<Value = [Point3<f64>; 3]> {
+        use proptest::prelude::*;
+        prop::array::uniform9(-1.0f64..1.0)
+            .prop_filter("degenerate", |c| {
+                let a = V::new(c[0], c[1], c[2]);
+                let b = V::new(c[3], c[4], c[5]);
+                let d = V::new(c[6], c[7], c[8]);
+                (b - a).cross(&(d - a)).norm() > 1e-3
+            })
+            .prop_map(|c| {
+                [
+                    p(c[0], c[1], c[2]),
+                    p(c[3], c[4], c[5]),
+                    p(c[6], c[7], c[8]),
+                ]
+            })
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn distance_is_symmetric_minimal_and_consistent(a in tri(), b in tri(), shift in proptest::array::uniform3(-1.0f64..1.0)) {
+            let s = V::new(shift[0], shift[1], shift[2]);
+            let b = b.map(|q| q + s);
+            let (d, pa, pb) = distance(&a, &b);
+            let (d2, _, _) = distance(&b, &a);
+            proptest::prop_assert!((d - d2).abs() < 1e-12);
+            proptest::prop_assert_eq!(overlap(&a, &b), overlap(&b, &a));
+            proptest::prop_assert_eq!(d == 0.0, overlap(&a, &b));
+            proptest::prop_assert!(((pa - pb).norm() - d).abs() < 1e-12);
+            // witnesses on their triangles
+            let on = |x: &Point3<f64>, t: &[Point3<f64>; 3]| {
+                (x.coords - closest_point_on_triangle(&x.coords, &t[0].coords, &t[1].coords, &t[2].coords)).norm()
+            };
+            proptest::prop_assert!(on(&pa, &a) < 1e-12 && on(&pb, &b) < 1e-12);
+            // no sampled pair of points is closer (barycentric grid)
+            let n = 8;
+            for i in 0..=n {
+                for j in 0..=(n - i) {
+                    let (u, v) = (i as f64 / n as f64, j as f64 / n as f64);
+                    let x = a[0].coords * (1.0 - u - v) + a[1].coords * u + a[2].coords * v;
+                    let y = b[0].coords * (1.0 - u - v) + b[1].coords * u + b[2].coords * v;
+                    let qa = closest_point_on_triangle(&y, &a[0].coords, &a[1].coords, &a[2].coords);
+                    let qb = closest_point_on_triangle(&x, &b[0].coords, &b[1].coords, &b[2].coords);
+                    proptest::prop_assert!(d <= (y - qa).norm() + 1e-12);
+                    proptest::prop_assert!(d <= (x - qb).norm() + 1e-12);
+                }
+            }
+        }
     }
 }

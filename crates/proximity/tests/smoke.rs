@@ -21,6 +21,50 @@ fn boxes_smoke() {
         assert_eq!(p1, p2);
         let d = distance(&pa, &a, &pb, &s, &DistanceRequest::default(), &mut ws).unwrap();
         let db = brute::distance(&pa, &a, &pb, &s);
-        assert!((d.distance - db.distance).abs() <= 1e-12, "{k} {} {}", d.distance, db.distance);
+        assert!(
+            (d.distance - db.distance).abs() <= 1e-12,
+            "{k} {} {}",
+            d.distance,
+            db.distance
+        );
+    }
+}
+
+#[test]
+fn models_are_send_and_sync() {
+    fn check<T: Send + Sync>() {}
+    check::<Model>();
+    check::<Obb>();
+    check::<QueryWorkspace>();
+    // a model shared by threads, each with its own workspace
+    let m = std::sync::Arc::new(sphere_mesh(0.3, 8));
+    let handles: Vec<_> = (0..2)
+        .map(|k| {
+            let m = m.clone();
+            std::thread::spawn(move || {
+                let mut ws = QueryWorkspace::default();
+                let pb = pose([0.7 + 0.1 * k as f64, 0.0, 0.0], [0.0, 0.0, 0.0]);
+                distance(
+                    &pose([0.0; 3], [0.0; 3]),
+                    &m,
+                    &pb,
+                    &m,
+                    &DistanceRequest::default(),
+                    &mut ws,
+                )
+                .unwrap()
+                .distance
+            })
+        })
+        .collect();
+    for (k, h) in handles.into_iter().enumerate() {
+        let d = h.join().unwrap();
+        let expect = brute::distance(
+            &pose([0.0; 3], [0.0; 3]),
+            &m,
+            &pose([0.7 + 0.1 * k as f64, 0.0, 0.0], [0.0; 3]),
+            &m,
+        );
+        assert!((d - expect.distance).abs() < 1e-12);
     }
 }

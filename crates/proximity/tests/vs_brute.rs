@@ -10,36 +10,56 @@ use rpq_proximity::*;
 /// A random mesh: a triangle soup, a closed box or a tessellated sphere.
 fn mesh_strategy() -> impl Strategy<Value = Model> {
     prop_oneof![
-        prop::collection::vec(prop::array::uniform9(-0.5f64..0.5), 1..40).prop_filter_map("degenerate", |ts| {
-            let mut v = Vec::new();
-            let mut t = Vec::new();
-            for (k, c) in ts.iter().enumerate() {
-                // small triangles spread over the cube
-                let base = Vector3::new(c[0], c[1], c[2]);
-                for i in 0..3 {
-                    v.push(Point3::from(base + Vector3::new(c[3 * i], c[3 * i + 1], c[3 * i + 2]) * 0.4));
+        prop::collection::vec(prop::array::uniform9(-0.5f64..0.5), 1..40).prop_filter_map(
+            "degenerate",
+            |ts| {
+                let mut v = Vec::new();
+                let mut t = Vec::new();
+                for (k, c) in ts.iter().enumerate() {
+                    // small triangles spread over the cube
+                    let base = Vector3::new(c[0], c[1], c[2]);
+                    for i in 0..3 {
+                        v.push(Point3::from(
+                            base + Vector3::new(c[3 * i], c[3 * i + 1], c[3 * i + 2]) * 0.4,
+                        ));
+                    }
+                    let k = 3 * k as u32;
+                    t.push([k, k + 1, k + 2]);
                 }
-                let k = 3 * k as u32;
-                t.push([k, k + 1, k + 2]);
+                Model::new(v, t).ok()
             }
-            Model::new(v, t).ok()
-        }),
-        (0.05f64..0.6, 0.05f64..0.6, 0.05f64..0.6).prop_map(|(x, y, z)| box_mesh(Vector3::new(x, y, z))),
+        ),
+        (0.05f64..0.6, 0.05f64..0.6, 0.05f64..0.6)
+            .prop_map(|(x, y, z)| box_mesh(Vector3::new(x, y, z))),
         (0.05f64..0.5, 3usize..10).prop_map(|(r, n)| sphere_mesh(r, n)),
     ]
 }
 
 fn pose_strategy() -> impl Strategy<Value = Isometry3<f64>> {
-    (prop::array::uniform3(-1.0f64..1.0), prop::array::uniform3(-3.2f64..3.2)).prop_map(|(t, r)| pose(t, r))
+    (
+        prop::array::uniform3(-1.0f64..1.0),
+        prop::array::uniform3(-3.2f64..3.2),
+    )
+        .prop_map(|(t, r)| pose(t, r))
 }
 
 fn dist_point_triangle(p: &Point3<f64>, t: &[Point3<f64>; 3]) -> f64 {
-    let q = triangle::closest_point_on_triangle(&p.coords, &t[0].coords, &t[1].coords, &t[2].coords);
+    let q =
+        triangle::closest_point_on_triangle(&p.coords, &t[0].coords, &t[1].coords, &t[2].coords);
     (p.coords - q).norm()
 }
 
+/// 512 cases by default; `PROPTEST_CASES=N` for a longer run.
+fn config() -> ProptestConfig {
+    let mut c = ProptestConfig::default();
+    if std::env::var_os("PROPTEST_CASES").is_none() {
+        c.cases = 512;
+    }
+    c
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(config())]
 
     #[test]
     fn collision_matches_brute(a in mesh_strategy(), b in mesh_strategy(), pa in pose_strategy(), pb in pose_strategy()) {

@@ -110,7 +110,8 @@ impl CollisionMatrixFile {
             .into_par_iter()
             .map(|c| {
                 let mut sc = scenario.clone();
-                let mut rng = Rng::new(settings.seed ^ (c as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+                let mut rng =
+                    Rng::new(settings.seed ^ (c as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
                 let mut flags = vec![false; pairs.len()];
                 let n = per.min(settings.samples.saturating_sub(c * per));
                 for _ in 0..n {
@@ -276,7 +277,10 @@ impl CollisionMatrixFile {
         let mut skip: Vec<Vec<bool>> = Vec::new();
         for a in 0..n {
             for b in a + 1..n {
-                skip.push(vec![false; objects[a].num_bodies() * objects[b].num_bodies()]);
+                skip.push(vec![
+                    false;
+                    objects[a].num_bodies() * objects[b].num_bodies()
+                ]);
             }
         }
         let find = |full: &str| -> Result<BodyId, SceneError> {

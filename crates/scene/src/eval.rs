@@ -69,7 +69,10 @@ pub fn grid(robot: &Robot) -> Vec<Vec<f64>> {
 
 /// Path of the RX60B URDF of this repository.
 pub fn rx60_urdf() -> PathBuf {
-    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../urdf/rx60b.urdf"))
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../urdf/rx60b.urdf"
+    ))
 }
 
 /// Base pose of the second ("right") arm: `distance` along +x, turned to face the first.

@@ -89,7 +89,9 @@ pub enum IkError {
     #[error("the target pose is not finite")]
     NonFinite,
     /// The wrist centre is farther than the arm reaches (or closer than it folds).
-    #[error("the wrist centre is out of reach (arm spans [{min:.4}, {max:.4}] m, needed {needed:.4} m)")]
+    #[error(
+        "the wrist centre is out of reach (arm spans [{min:.4}, {max:.4}] m, needed {needed:.4} m)"
+    )]
     Unreachable {
         /// Shortest shoulder–wrist distance the arm can make.
         min: f64,
@@ -375,10 +377,9 @@ mod tests {
         let q = [0.4, -0.5, 1.1, 0.7, 0.8, -1.3];
         let target = ik.forward(&q);
         let sols = ik.solve_all(&target).unwrap();
-        assert!(sols.iter().any(|(_, s)| s
+        assert!(sols
             .iter()
-            .zip(&q)
-            .all(|(a, b)| (a - b).abs() < 1e-9)));
+            .any(|(_, s)| s.iter().zip(&q).all(|(a, b)| (a - b).abs() < 1e-9)));
         for (c, s) in &sols {
             let back = ik.forward(s);
             assert!((back.translation.vector - target.translation.vector).norm() < 1e-9);
@@ -392,10 +393,7 @@ mod tests {
         let ik = Rx60Ik::rx60b();
         // Straight up: wrist centre on the joint-1 axis.
         let up = ik.forward(&[0.0; 6]);
-        assert_eq!(
-            ik.solve_all(&up).unwrap_err(),
-            IkError::ShoulderSingular
-        );
+        assert_eq!(ik.solve_all(&up).unwrap_err(), IkError::ShoulderSingular);
         // q5 = 0 with the wrist centre off the axis.
         let flat = ik.forward(&[0.3, 0.5, 0.6, 0.2, 0.0, 0.1]);
         let c = ik.configuration_of(&[0.3, 0.5, 0.6, 0.2, 0.0, 0.1]);

@@ -30,9 +30,9 @@ pub mod eval;
 pub mod ik;
 mod object;
 mod options;
-mod scenario;
 #[cfg(feature = "peer")]
 pub mod peer;
+mod scenario;
 pub mod spec;
 mod weights;
 

@@ -26,12 +26,13 @@ impl Body {
     /// Builds a body from a validated mesh.
     pub fn from_trimesh(name: impl Into<String>, mesh: &TriMesh) -> Result<Body, SceneError> {
         let name = name.into();
-        let model = Model::new(mesh.vertices.clone(), mesh.triangles.clone()).map_err(
-            |source| SceneError::Proximity {
-                name: name.clone(),
-                source,
-            },
-        )?;
+        let model =
+            Model::new(mesh.vertices.clone(), mesh.triangles.clone()).map_err(|source| {
+                SceneError::Proximity {
+                    name: name.clone(),
+                    source,
+                }
+            })?;
         Ok(Body::from_model(name, Arc::new(model)))
     }
 
@@ -236,7 +237,9 @@ impl Robot {
     /// Geometric Jacobian (6 × dof, linear rows first, world frame) of the origin of
     /// link `link`.
     pub fn jacobian(&self, link: &str, q: &[f64]) -> Result<Matrix6xX<f64>, SceneError> {
-        let mut j = self.kinematics.jacobian_at_point(link, &Point3::origin(), q)?;
+        let mut j = self
+            .kinematics
+            .jacobian_at_point(link, &Point3::origin(), q)?;
         let r = self.base.rotation.to_rotation_matrix();
         for mut c in j.column_iter_mut() {
             let lin = r * c.fixed_rows::<3>(0).into_owned();

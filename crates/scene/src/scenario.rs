@@ -524,6 +524,60 @@ impl Scenario {
         found.map(|(i, j)| (BodyId { object: a, body: i }, BodyId { object: b, body: j }))
     }
 
+    /// Self-collision of robot `object`: overlapping pairs of its bodies whose links are
+    /// not adjacent (parent and child links always touch at their joint and are skipped),
+    /// testing link boxes first, in index order. Neither the weight matrix nor the collision
+    /// matrix applies (they describe pairs of different objects).
+    pub fn self_collide(&mut self, object: usize) -> CollisionReport {
+        let mut stats = QueryStats::default();
+        let Some(Object::Complex(r)) = self.objects.get(object) else {
+            return CollisionReport {
+                colliding: false,
+                pair: None,
+                stats,
+            };
+        };
+        let links = r.body_links();
+        let kin = r.kinematics();
+        let p = &self.posed[object];
+        let n = links.len();
+        for i in 0..n {
+            for j in i + 1..n {
+                let (li, lj) = (links[i], links[j]);
+                if kin.links()[lj].parent_link == Some(li)
+                    || kin.links()[li].parent_link == Some(lj)
+                {
+                    continue;
+                }
+                stats.pairs_considered += 1;
+                stats.l2_tests += 1;
+                if !p.boxes[i].intersects(&p.boxes[j]) {
+                    stats.l2_solved += 1;
+                    continue;
+                }
+                stats.l3_tests += 1;
+                if rpq_proximity::intersects(
+                    &p.poses[i],
+                    &r.bodies()[i].model,
+                    &p.poses[j],
+                    &r.bodies()[j].model,
+                    &mut self.ws,
+                ) {
+                    return CollisionReport {
+                        colliding: true,
+                        pair: Some((BodyId { object, body: i }, BodyId { object, body: j })),
+                        stats,
+                    };
+                }
+            }
+        }
+        CollisionReport {
+            colliding: false,
+            pair: None,
+            stats,
+        }
+    }
+
     /// The lexicographically first overlapping body pair `(object a, body i, object b,
     /// body j)` over all object pairs, testing every pair (link boxes first): a canonical
     /// answer that does not depend on query order. `None` if nothing overlaps.

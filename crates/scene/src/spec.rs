@@ -177,7 +177,11 @@ impl SceneSpec {
             scenario.add_robot(robot)?;
         }
         for o in &self.objects {
-            let obj = SimpleObject::from_stl_file(o.name.clone(), base_dir.join(&o.stl), o.pose.to_isometry()?)?;
+            let obj = SimpleObject::from_stl_file(
+                o.name.clone(),
+                base_dir.join(&o.stl),
+                o.pose.to_isometry()?,
+            )?;
             scenario.add_object(obj)?;
         }
         if let Some(cm) = &self.collision_matrix {
@@ -208,11 +212,7 @@ pub struct ConfigTable {
 
 impl ConfigTable {
     /// Parses configuration CSV (module documentation) for `scenario`.
-    pub fn parse(
-        text: &str,
-        path: &Path,
-        scenario: &Scenario,
-    ) -> Result<ConfigTable, SceneError> {
+    pub fn parse(text: &str, path: &Path, scenario: &Scenario) -> Result<ConfigTable, SceneError> {
         let err = |line: usize, message: String| SceneError::Csv {
             path: path.to_owned(),
             line,
@@ -224,29 +224,53 @@ impl ConfigTable {
             .flexible(true)
             .trim(csv::Trim::All)
             .from_reader(text.as_bytes());
-        let headers = rdr
-            .headers()
-            .map_err(|e| err(1, e.to_string()))?
-            .clone();
-        let hline = rdr.position().line().max(1) as usize;
-        let hline = if hline > 1 { hline - 1 } else { 1 };
+        let headers = rdr.headers().map_err(|e| err(1, e.to_string()))?.clone();
+        // 1-based line of a byte offset (the csv crate's own line count skips blank lines).
+        // 1-based line of the record starting at a byte offset, skipping the blank and
+        // comment lines the reader skipped (its own line count ignores blank lines).
+        let line_of = |byte: u64| {
+            let mut b = (byte as usize).min(text.len());
+            loop {
+                let rest = &text[b..];
+                let end = rest.find('\n').map_or(rest.len(), |k| k + 1);
+                let l = rest[..end].trim();
+                if end > 0 && (l.is_empty() || l.starts_with('#')) && end < rest.len() {
+                    b += end;
+                } else {
+                    break;
+                }
+            }
+            1 + text.as_bytes()[..b].iter().filter(|&&c| c == b'\n').count()
+        };
+        let hline = text
+            .lines()
+            .position(|l| {
+                let t = l.trim();
+                !t.is_empty() && !t.starts_with('#')
+            })
+            .map_or(1, |k| k + 1);
         // Column k -> (object, dof).
         let mut robots: Vec<usize> = Vec::new();
         let mut cols: Vec<(usize, usize)> = Vec::new();
         for h in headers.iter() {
-            let (rname, jname) = h.split_once('/').ok_or_else(|| {
-                err(hline, format!("column `{h}` is not `robot/joint`"))
-            })?;
+            let (rname, jname) = h
+                .split_once('/')
+                .ok_or_else(|| err(hline, format!("column `{h}` is not `robot/joint`")))?;
             let o = scenario
                 .object_index(rname)
                 .map_err(|_| err(hline, format!("unknown robot `{rname}` in column `{h}`")))?;
             let crate::object::Object::Complex(r) = &scenario.objects()[o] else {
-                return Err(err(hline, format!("`{rname}` in column `{h}` is not a robot")));
+                return Err(err(
+                    hline,
+                    format!("`{rname}` in column `{h}` is not a robot"),
+                ));
             };
-            let d = r
-                .kinematics()
-                .joint_index(jname)
-                .map_err(|_| err(hline, format!("robot `{rname}` has no movable joint `{jname}`")))?;
+            let d = r.kinematics().joint_index(jname).map_err(|_| {
+                err(
+                    hline,
+                    format!("robot `{rname}` has no movable joint `{jname}`"),
+                )
+            })?;
             let slot = match robots.iter().position(|&x| x == o) {
                 Some(s) => s,
                 None => {
@@ -277,10 +301,10 @@ impl ConfigTable {
         let mut rows = Vec::new();
         for rec in rdr.records() {
             let rec = rec.map_err(|e| {
-                let line = e.position().map_or(0, |p| p.line() as usize);
+                let line = e.position().map_or(0, |p| line_of(p.byte()));
                 err(line, e.to_string())
             })?;
-            let line = rec.position().map_or(0, |p| p.line() as usize);
+            let line = rec.position().map_or(0, |p| line_of(p.byte()));
             if rec.len() != cols.len() {
                 return Err(err(
                     line,
@@ -293,7 +317,10 @@ impl ConfigTable {
                 .collect();
             for (k, field) in rec.iter().enumerate() {
                 let v: f64 = field.parse().map_err(|_| {
-                    err(line, format!("column `{}`: `{field}` is not a number", &headers[k]))
+                    err(
+                        line,
+                        format!("column `{}`: `{field}` is not a number", &headers[k]),
+                    )
                 })?;
                 if !v.is_finite() {
                     return Err(err(
@@ -384,15 +411,17 @@ pub fn run_table(
     let mut out = Vec::with_capacity(table.rows.len());
     for (index, (line, qs)) in table.rows.iter().enumerate() {
         for (&o, q) in table.robots.iter().zip(qs) {
-            scenario.set_joint_positions(o, q).map_err(|e| SceneError::Csv {
-                path: PathBuf::from("<configurations>"),
-                line: *line,
-                message: e.to_string(),
-            })?;
+            scenario
+                .set_joint_positions(o, q)
+                .map_err(|e| SceneError::Csv {
+                    path: PathBuf::from("<configurations>"),
+                    line: *line,
+                    message: e.to_string(),
+                })?;
         }
-        let (colliding, report) = scenario.query(opts).ok_or_else(|| {
-            SceneError::Invalid("the scene needs at least two objects".into())
-        })?;
+        let (colliding, report) = scenario
+            .query(opts)
+            .ok_or_else(|| SceneError::Invalid("the scene needs at least two objects".into()))?;
         out.push(ResultRow {
             index,
             colliding,

@@ -12,7 +12,8 @@ fn limits() -> [(f64, f64); 6] {
 }
 
 fn close(a: &Isometry3<f64>, b: &Isometry3<f64>, tol: f64) -> bool {
-    (a.translation.vector - b.translation.vector).norm() < tol && a.rotation.angle_to(&b.rotation) < tol
+    (a.translation.vector - b.translation.vector).norm() < tol
+        && a.rotation.angle_to(&b.rotation) < tol
 }
 
 #[test]
@@ -123,7 +124,10 @@ fn singular_and_unreachable_poses_are_clear_errors() {
     assert_eq!(ik.solve_all(&up), Err(IkError::ShoulderSingular));
     let q = [0.4, 0.6, 0.7, 0.5, 0.0, -0.2];
     let p = ik.forward(&q);
-    assert_eq!(ik.solve(&p, ik.configuration_of(&q)), Err(IkError::WristSingular));
+    assert_eq!(
+        ik.solve(&p, ik.configuration_of(&q)),
+        Err(IkError::WristSingular)
+    );
     assert!(matches!(
         ik.solve_all(&Isometry3::translation(0.0, 1.0, 0.4)),
         Err(IkError::Unreachable { .. })
@@ -133,12 +137,18 @@ fn singular_and_unreachable_poses_are_clear_errors() {
     // Out of limits: elbow bent beyond 134.5°.
     let bent = ik.forward(&[0.2, 0.3, 2.5, 0.1, 0.4, 0.1]);
     let c = ik.configuration_of(&[0.2, 0.3, 2.5, 0.1, 0.4, 0.1]);
-    assert!(matches!(ik.solve(&bent, c), Err(IkError::OutOfLimits { joint: 3, .. })));
+    assert!(matches!(
+        ik.solve(&bent, c),
+        Err(IkError::OutOfLimits { joint: 3, .. })
+    ));
     // World-frame IK through a moved base.
     let moved = robot.instance("moved", Isometry3::translation(1.0, 2.0, 0.0));
     let q = [0.3, -0.4, 1.0, 0.2, 0.9, -0.5];
-    let world = moved.forward_kinematics(&q).unwrap()[moved.kinematics().link_index("tool0").unwrap()];
-    let s = moved.inverse_kinematics(&world, ik.configuration_of(&q)).unwrap();
+    let world =
+        moved.forward_kinematics(&q).unwrap()[moved.kinematics().link_index("tool0").unwrap()];
+    let s = moved
+        .inverse_kinematics(&world, ik.configuration_of(&q))
+        .unwrap();
     for k in 0..6 {
         assert!((s[k] - q[k]).abs() < 1e-9);
     }

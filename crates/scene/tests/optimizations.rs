@@ -36,7 +36,10 @@ fn collision_answers_do_not_depend_on_the_options() {
                 eval::set_pair(s, &g, k).unwrap();
                 answers.push(s.collide(o).colliding);
             }
-            assert!(answers.iter().all(|&a| a == answers[0]), "d = {d}, pair {k}: {answers:?}");
+            assert!(
+                answers.iter().all(|&a| a == answers[0]),
+                "d = {d}, pair {k}: {answers:?}"
+            );
             colliding_seen += usize::from(answers[0]);
         }
     }
@@ -57,7 +60,11 @@ fn query_rows_are_identical_with_all_options_on_and_off() {
             let (c2, r2) = off.query(&QueryOptions::ALL_OFF).unwrap();
             assert_eq!(c1, c2, "d = {d}, pair {k}");
             assert_eq!(r1.distance, r2.distance, "d = {d}, pair {k}");
-            assert_eq!((r1.body_a, r1.body_b), (r2.body_a, r2.body_b), "d = {d}, pair {k}");
+            assert_eq!(
+                (r1.body_a, r1.body_b),
+                (r2.body_a, r2.body_b),
+                "d = {d}, pair {k}"
+            );
             assert_eq!(c1, r1.distance == 0.0);
         }
     }

@@ -1,2 +1,36 @@
-//! Data-glove calibration and human-to-robot hand mapping nodes (library part: pure conversions and settings used by the binaries).
+//! Data-glove calibration and human-to-robot hand mapping nodes (library part: pure
+//! conversions, parameter declarations and the glove-data guard used by the binaries, so they
+//! are unit-testable without DDS).
+//!
+//! - [`guard`]: validation of raw glove readings (count, NaN, range) and the
+//!   hold-then-stop state machine of `hand_mapping`.
+//! - [`convert`]: `GloveReading` ↔ raw vectors, `JointState` / `JointTrajectory` builders.
+//! - [`fixture`]: the glove stream of the rosbag replay test (`tests/bags/hand_glove/`) and
+//!   the joint outputs `hand_mapping` must give for it.
+//! - [`settings`]: parameters of the nodes (documented in `config/hand_mapping.yaml` and
+//!   `config/glove_calibration.yaml`, kept in sync by tests).
 #![warn(missing_docs)]
+
+pub mod convert;
+pub mod fixture;
+pub mod guard;
+pub mod settings;
+
+/// Errors of the hand_teleop nodes.
+#[derive(Debug, thiserror::Error)]
+pub enum NodeError {
+    /// A parameter is unusable.
+    #[error(transparent)]
+    Param(#[from] rpq_ros::params::ParamError),
+    /// The hand model library refused an input.
+    #[error(transparent)]
+    Hand(#[from] rpq_hand::HandError),
+    /// A parameter value is invalid.
+    #[error("parameter {name}: {reason}")]
+    BadParam {
+        /// Parameter.
+        name: String,
+        /// Why.
+        reason: String,
+    },
+}

@@ -15,12 +15,18 @@ pub fn box_mesh(h: Vector3<f64>) -> Model {
         ));
     }
     let t = vec![
-        [0, 2, 1], [1, 2, 3], // z-
-        [4, 5, 6], [5, 7, 6], // z+
-        [0, 1, 4], [1, 5, 4], // y-
-        [2, 6, 3], [3, 6, 7], // y+
-        [0, 4, 2], [2, 4, 6], // x-
-        [1, 3, 5], [3, 7, 5], // x+
+        [0, 2, 1],
+        [1, 2, 3], // z-
+        [4, 5, 6],
+        [5, 7, 6], // z+
+        [0, 1, 4],
+        [1, 5, 4], // y-
+        [2, 6, 3],
+        [3, 6, 7], // y+
+        [0, 4, 2],
+        [2, 4, 6], // x-
+        [1, 3, 5],
+        [3, 7, 5], // x+
     ];
     Model::new(v, t).unwrap()
 }
@@ -33,7 +39,11 @@ pub fn sphere_mesh(r: f64, n: usize) -> Model {
         let th = std::f64::consts::PI * i as f64 / n as f64;
         for j in 0..seg {
             let ph = 2.0 * std::f64::consts::PI * j as f64 / seg as f64;
-            v.push(Point3::new(r * th.sin() * ph.cos(), r * th.sin() * ph.sin(), r * th.cos()));
+            v.push(Point3::new(
+                r * th.sin() * ph.cos(),
+                r * th.sin() * ph.sin(),
+                r * th.cos(),
+            ));
         }
     }
     v.push(Point3::new(0.0, 0.0, -r));

@@ -71,7 +71,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut scenes: Vec<Scenario> = Vec::new();
     let g = eval::grid(&proto);
     let total = g.len() * g.len();
-    println!("rpq_bench: two RX60B arms facing each other; {}", eval::GRID_DESCRIPTION);
+    println!(
+        "rpq_bench: two RX60B arms facing each other; {}",
+        eval::GRID_DESCRIPTION
+    );
     println!(
         "single-threaded timings include posing both robots (forward kinematics) per configuration pair"
     );
@@ -221,7 +224,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         best_parry = best_parry.min(t.elapsed());
     }
-    println!("(d) BVH build for one robot ({} links, {tris} triangles, best of 5):", models.len());
+    println!(
+        "(d) BVH build for one robot ({} links, {tris} triangles, best of 5):",
+        models.len()
+    );
     println!(
         "    ours {:8.2} ms   parry3d-f64 {:8.2} ms   ratio {:.2}× (target ≤ 20 ms)",
         best_ours.as_secs_f64() * 1e3,
@@ -231,7 +237,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // Parallel throughput.
     let threads = 2;
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()?;
     for s in scenes.iter_mut() {
         s.weights_mut().reset();
     }

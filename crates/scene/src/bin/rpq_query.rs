@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use rpq_scene::spec::{run_table, write_results};
 use rpq_scene::{
-    CollisionMatrix, SceneSpec, ConfigTable, GeneratorSettings, ResolutionLevels, SceneError,
+    CollisionMatrix, ConfigTable, GeneratorSettings, ResolutionLevels, SceneError, SceneSpec,
 };
 
 /// Reads a scene (YAML: robots from URDF with base poses, objects from STL) and a CSV of
@@ -113,7 +113,9 @@ fn run(a: Args) -> Result<(), SceneError> {
     if let Some(c) = a.collision_matrix {
         opts.collision_matrix = c;
     }
-    if opts.collision_matrix && scene.scenario.collision_matrix().is_none() {
+    let asked =
+        spec.options.is_some_and(|o| o.collision_matrix) || a.collision_matrix == Some(true);
+    if asked && scene.scenario.collision_matrix().is_none() {
         eprintln!("note: no collision matrix in the scene; running without one");
     }
     let table = ConfigTable::load(configs, &scene.scenario)?;

@@ -3,7 +3,7 @@
 
 use std::sync::OnceLock;
 
-use rpq_scene::{eval, CollisionMatrix, GeneratorSettings, Robot, Rng, Scenario};
+use rpq_scene::{eval, CollisionMatrix, GeneratorSettings, Rng, Robot, Scenario};
 
 /// The RX60B of the repository, loaded once.
 pub fn rx60() -> &'static Robot {

@@ -1,0 +1,159 @@
+//! The `rpq_query` command: a scene + CSV round trip through the binary, identical output
+//! with and without optimizations, bad inputs rejected with line numbers.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn repo() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+}
+
+fn scene(dir: &Path, extra: &str) -> PathBuf {
+    let urdf = repo().join("urdf/rx60b.urdf");
+    let p = dir.join("scene.yaml");
+    std::fs::write(
+        &p,
+        format!(
+            "robots:\n  - name: left\n    urdf: {u}\n    base: {{xyz: [0, 0, 0], rpy: [0, 0, 0]}}\n  - name: right\n    urdf: {u}\n    base: {{xyz: [0.6, 0, 0], rpy: [0, 0, 3.141592653589793]}}\n{extra}",
+            u = urdf.display()
+        ),
+    )
+    .unwrap();
+    p
+}
+
+const HEADER: &str = "left/joint_1,left/joint_2,left/joint_3,left/joint_4,left/joint_5,left/joint_6,right/joint_6,right/joint_5,right/joint_4,right/joint_3,right/joint_2,right/joint_1";
+
+fn run(args: &[&std::ffi::OsStr]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_rpq_query"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn scene_and_configurations_round_trip_through_the_binary() {
+    let dir = tempfile::tempdir().unwrap();
+    let sc = scene(dir.path(), "");
+    let cm = dir.path().join("cm.yaml");
+    let (ok, _, err) = run(&[
+        sc.as_os_str(),
+        "--generate-collision-matrix".as_ref(),
+        cm.as_os_str(),
+        "--samples".as_ref(),
+        "5000".as_ref(),
+    ]);
+    assert!(ok, "{err}");
+    // Scene with the matrix and options.
+    let sc = scene(
+        dir.path(),
+        "collision_matrix: cm.yaml\noptions: {resolution_levels: L1L2L3, weight_matrix: true, collision_matrix: true}\n",
+    );
+    let csv = dir.path().join("q.csv");
+    // Note the right arm's columns in reverse order.
+    std::fs::write(
+        &csv,
+        format!(
+            "{HEADER}\n# a comment line\n0,0,0,0,0,0, 0,0,0,0,0,0\n0,0.8,0.5,0,0,0,0,0,0,0.5,0.8,0\n0.3,0.4,1.0,0,0.5,0,0,0,0,-1.2,-0.5,0.2\n"
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out.csv");
+    let (ok, _, err) = run(&[
+        sc.as_os_str(),
+        csv.as_os_str(),
+        "-o".as_ref(),
+        out.as_os_str(),
+    ]);
+    assert!(ok, "{err}");
+    let text = std::fs::read_to_string(&out).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0],
+        "index,colliding,min_distance,link_a,link_b,ax,ay,az,bx,by,bz"
+    );
+    assert_eq!(lines.len(), 4);
+    let row = |k: usize| lines[k].split(',').collect::<Vec<_>>();
+    // Both arms straight up: bases 0.6 m apart, the closest pair is the two bases.
+    assert_eq!(row(1)[1], "0");
+    assert_eq!(row(1)[3..5], ["left/base_link", "right/base_link"]);
+    // Both leaning towards each other: colliding, distance 0.
+    assert_eq!(row(2)[1], "1");
+    assert_eq!(row(2)[2].parse::<f64>().unwrap(), 0.0);
+    // All optimizations off: the same bytes.
+    let (ok, stdout, err) = run(&[
+        sc.as_os_str(),
+        csv.as_os_str(),
+        "--no-optimizations".as_ref(),
+    ]);
+    assert!(ok, "{err}");
+    assert_eq!(stdout, text);
+}
+
+#[test]
+fn bad_inputs_are_rejected_with_line_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let sc = scene(dir.path(), "");
+    let cases: Vec<(String, &str)> = vec![
+        (
+            format!("{HEADER}\n0,0,0,0,0,0,0,0,0,0,0,0\n0,0,nan,0,0,0,0,0,0,0,0,0\n"),
+            ":3:",
+        ),
+        (
+            format!("{HEADER}\n0,0,0,0,0,0,0,0,0,0,0,0\n\n0,0,0,0,0,0,0,0,0,0,0\n"),
+            ":4:",
+        ),
+        (format!("{HEADER}\n0,0,0,0,0,0,0,0,abc,0,0,0\n"), ":2:"),
+        (
+            HEADER.replace("right/joint_1", "middle/joint_1") + "\n",
+            "unknown robot `middle`",
+        ),
+        (
+            HEADER.replace("right/joint_1", "right/joint_7") + "\n",
+            "no movable joint `joint_7`",
+        ),
+        (
+            HEADER.replace(",right/joint_1", "") + "\n",
+            "missing column `right/joint_1`",
+        ),
+        (
+            format!("{HEADER}\n0,0,0,0,0,0,0,0,0,0,0,inf\n"),
+            "not finite",
+        ),
+    ];
+    for (csv, want) in cases {
+        let p = dir.path().join("bad.csv");
+        std::fs::write(&p, &csv).unwrap();
+        let (ok, _, err) = run(&[sc.as_os_str(), p.as_os_str()]);
+        assert!(!ok, "accepted:\n{csv}");
+        assert!(err.contains(want), "wanted `{want}` in: {err}");
+        assert!(err.contains("bad.csv"), "{err}");
+    }
+    // Bad YAML: unknown key, with its line.
+    let bad = dir.path().join("bad.yaml");
+    std::fs::write(
+        &bad,
+        "robots:\n  - name: left\n    urdf: x.urdf\n    bsae: {xyz: [0, 0, 0]}\n",
+    )
+    .unwrap();
+    let (ok, _, err) = run(&[bad.as_os_str(), "q.csv".as_ref()]);
+    assert!(!ok);
+    assert!(err.contains("bad.yaml:") && err.contains("bsae"), "{err}");
+    // Non-finite base pose.
+    std::fs::write(
+        &bad,
+        "robots:\n  - name: left\n    urdf: x.urdf\n    base: {xyz: [.nan, 0, 0]}\n",
+    )
+    .unwrap();
+    let (ok, _, err) = run(&[bad.as_os_str(), "q.csv".as_ref()]);
+    assert!(!ok && err.contains("not finite"), "{err}");
+    // Collision-matrix file that does not exist.
+    let sc2 = scene(dir.path(), "collision_matrix: missing.yaml\n");
+    let (ok, _, err) = run(&[sc2.as_os_str(), "q.csv".as_ref()]);
+    assert!(!ok && err.contains("missing.yaml"), "{err}");
+}

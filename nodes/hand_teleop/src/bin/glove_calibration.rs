@@ -1,0 +1,125 @@
+//! `glove_calibration`: calibrates the human hand model on request.
+//!
+//! ```text
+//! glove_calibration --ros-args --params-file config/glove_calibration.yaml
+//! ```
+//!
+//! | interface | type | behaviour |
+//! |---|---|---|
+//! | srv `~/calibrate` | `rpq_interfaces/CalibrateGlove` | reads the CSV (`pose,finger,s0,s1,s2,s3,x,y,z`), calibrates from `initial_model_file`, saves the YAML, answers with the figures |
+//! | pub `~/report` | `std_msgs/String` | latched: the text report of the last calibration |
+//!
+//! Rosbag2 input is not supported yet (CSV only).
+
+use std::error::Error;
+use std::pin::pin;
+
+use futures::StreamExt;
+use hand_teleop::settings;
+use rpq_hand::{calib, data, CalibOptions, HandModel};
+use rpq_ros::interfaces::rpq_interfaces::srv::{CalibrateGlove, CalibrateGloveRequest, CalibrateGloveResponse};
+use rpq_ros::msg::std_msgs::String as StringMsg;
+use rpq_ros::node::RosNode;
+use rpq_ros::shutdown::Shutdown;
+use rpq_ros::{qos, ros_info, ros_warn};
+
+struct Fatal(Box<dyn Error>);
+
+impl std::fmt::Debug for Fatal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "glove_calibration: {}", self.0)
+    }
+}
+
+fn main() -> Result<(), Fatal> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Fatal(e.into()))?;
+    rt.block_on(run()).map_err(Fatal)
+}
+
+fn calibrate(initial: &HandModel, cond: f64, default_out: &str, req: &CalibrateGloveRequest) -> CalibrateGloveResponse {
+    let fail = |message: String| CalibrateGloveResponse {
+        success: false,
+        message,
+        ..Default::default()
+    };
+    let samples = match data::read_csv_file(&req.data_file) {
+        Ok(s) => s,
+        Err(e) => return fail(e.to_string()),
+    };
+    let opts = CalibOptions {
+        cond_warn: cond,
+        ..Default::default()
+    };
+    let (mut model, report) = match calib::calibrate(initial, &samples, &opts, |_| {}) {
+        Ok(r) => r,
+        Err(e) => return fail(e.to_string()),
+    };
+    let out = if req.output_file.is_empty() { default_out } else { &req.output_file };
+    model.name = format!("calibrated from {}", req.data_file);
+    let text = model.to_yaml_string(&format!("calibrated by glove_calibration from {}", req.data_file));
+    if let Err(e) = std::fs::write(out, text) {
+        return fail(format!("cannot save {out}: {e}"));
+    }
+    let converged = report.fingers.iter().all(|r| r.converged);
+    CalibrateGloveResponse {
+        success: converged,
+        message: format!(
+            "calibrated {} fingers from {} samples{}",
+            report.fingers.len(),
+            samples.len(),
+            if converged { "" } else { "; a finger did not converge" }
+        ),
+        report: report.summary(),
+        fingers: report.fingers.iter().map(|r| r.finger.name().to_string()).collect(),
+        rms_error: report.fingers.iter().map(|r| r.after.rms).collect(),
+        max_error: report.fingers.iter().map(|r| r.after.max).collect(),
+        condition_number: report.fingers.iter().map(|r| r.condition_number).collect(),
+        saved_file: out.to_string(),
+    }
+}
+
+async fn run() -> Result<(), Box<dyn Error>> {
+    let shutdown = Shutdown::install()?;
+    let (mut node, extra) = RosNode::from_process(settings::CALIBRATION_NODE, &settings::calibration_declarations())?;
+    let log = node.logger().clone();
+    if !extra.is_empty() {
+        ros_warn!(log, "ignoring arguments outside --ros-args: {}", extra.join(" "));
+    }
+    let p = node.params();
+    let initial = HandModel::from_yaml_file(p.str("initial_model_file")?)?;
+    let out = p.str("output_file")?.to_string();
+    let cond = p.f64("condition_warning")?;
+    let report_pub = node.publisher::<StringMsg>(settings::REPORT_TOPIC, qos::latched())?;
+    let srv = node.service::<CalibrateGlove>(settings::CALIBRATE_SERVICE)?;
+    let mut requests = pin!(srv.receive_request_stream());
+    ros_info!(log, "glove_calibration ready");
+    loop {
+        tokio::select! {
+            _ = shutdown.wait() => break,
+            item = requests.next() => {
+                match item {
+                    Some(Ok((id, req))) => {
+                        ros_info!(log, "calibrating from {}", req.data_file);
+                        let resp = calibrate(&initial, cond, &out, &req);
+                        if resp.success {
+                            ros_info!(log, "{}; saved {}", resp.message, resp.saved_file);
+                            let _ = report_pub.publish(StringMsg { data: resp.report.clone() });
+                        } else {
+                            ros_warn!(log, "calibration failed: {}", resp.message);
+                        }
+                        for line in resp.report.lines().filter(|l| l.contains("WARNING")) {
+                            ros_warn!(log, "{}", line.trim());
+                        }
+                        let _ = srv.async_send_response(id, resp).await;
+                    }
+                    Some(Err(e)) => ros_warn!(log, "bad request: {}", e),
+                    None => return Err("the request stream ended".into()),
+                }
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,148 @@
+//! `hand_mapping`: raw data-glove readings → calibrated human hand joints → HIT/DLR hand
+//! joint commands (Hu et al. IV), at the glove rate.
+//!
+//! ```text
+//! hand_mapping --ros-args --params-file config/hand_mapping.yaml [-p human_model_file:=F]
+//! ```
+//!
+//! | interface | type | behaviour |
+//! |---|---|---|
+//! | sub `glove/raw` | `rpq_interfaces/GloveReading` | reliable, depth 10; 20 finger sensors by name (or positional) |
+//! | pub `human_hand/joint_states` | `sensor_msgs/JointState` | 21 calibrated human joints, per valid reading |
+//! | pub `hit_dlr_hand/joint_commands` | `sensor_msgs/JointState` | 17 robot URDF joints (coupled pairs equal), per valid reading |
+//! | pub `hand_controller/joint_trajectory` | `trajectory_msgs/JointTrajectory` | one point, `trajectory_time_s`; on timeout: last command with zero velocity |
+//! | srv `~/set_fingertip_mode` | `std_srvs/SetBool` | true: fingertip mapping, false: joint-space mapping |
+//!
+//! The joint states carry the stamp of the glove reading they come from (now if it is 0).
+//! Invalid readings (wrong count, missing names, NaN, outside `raw_min..raw_max`) are rejected
+//! with a (throttled) warning and the last valid command is held; after `hold_timeout_s`
+//! without valid data the hand is stopped and a warning logged.
+
+use std::error::Error;
+use std::pin::pin;
+use std::time::{Duration, Instant, SystemTime};
+
+use futures::StreamExt;
+use hand_teleop::convert;
+use hand_teleop::guard::{GloveGuard, TickAction};
+use hand_teleop::settings::{self, MappingSettings};
+use rpq_hand::mapping::{HandMapper, MappingMode};
+use rpq_hand::HandModel;
+use rpq_ros::interfaces::rpq_interfaces::msg::GloveReading;
+use rpq_ros::msg::builtin_interfaces::Time;
+use rpq_ros::msg::sensor_msgs::JointState;
+use rpq_ros::msg::trajectory_msgs::JointTrajectory;
+use rpq_ros::node::RosNode;
+use rpq_ros::shutdown::Shutdown;
+use rpq_ros::srv::std_srvs::{SetBool, SetBoolResponse};
+use rpq_ros::{qos, ros_info, ros_warn};
+
+struct Fatal(Box<dyn Error>);
+
+impl std::fmt::Debug for Fatal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "hand_mapping: {}", self.0)
+    }
+}
+
+fn main() -> Result<(), Fatal> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Fatal(e.into()))?;
+    rt.block_on(run()).map_err(Fatal)
+}
+
+fn stamp() -> Time {
+    Time::try_from(SystemTime::now()).unwrap_or_default()
+}
+
+async fn run() -> Result<(), Box<dyn Error>> {
+    let shutdown = Shutdown::install()?;
+    let (mut node, extra) = RosNode::from_process(settings::MAPPING_NODE, &settings::mapping_declarations())?;
+    let log = node.logger().clone();
+    if !extra.is_empty() {
+        ros_warn!(log, "ignoring arguments outside --ros-args: {}", extra.join(" "));
+    }
+    let s = MappingSettings::from_params(node.params())?;
+    let model = HandModel::from_yaml_file(&s.human_model_file)?;
+    let mut mapper = HandMapper::new(model);
+    mapper.mode = s.mode;
+    mapper.scale = s.scale;
+    let mut guard = GloveGuard::new(s.raw_min, s.raw_max, s.hold_timeout_s);
+
+    let human_pub = node.publisher::<JointState>(settings::HUMAN_JOINTS_TOPIC, qos::default())?;
+    let robot_pub = node.publisher::<JointState>(settings::ROBOT_JOINTS_TOPIC, qos::default())?;
+    let traj_pub = node.publisher::<JointTrajectory>(settings::ROBOT_TRAJECTORY_TOPIC, qos::default())?;
+    let glove_sub = node.subscription::<GloveReading>(settings::GLOVE_TOPIC, qos::default())?;
+    let mode_srv = node.service::<SetBool>(settings::SET_MODE_SERVICE)?;
+
+    let start = Instant::now();
+    let mut last_command: Option<[f64; 13]> = None;
+    let mut last_warn: Option<(String, f64)> = None;
+    let mut readings = pin!(glove_sub.async_stream());
+    let mut mode_requests = pin!(mode_srv.receive_request_stream());
+    let mut tick = tokio::time::interval(Duration::from_millis(20));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    ros_info!(
+        log,
+        "hand_mapping ready: model {}, mode {:?}, scale {}",
+        s.human_model_file,
+        mapper.mode,
+        mapper.scale
+    );
+    let mut warn = |msg: String, now: f64| {
+        // identical warnings at most every 2 s
+        if last_warn.as_ref().is_none_or(|(m, t)| *m != msg || now - t > 2.0) {
+            log.warn(&msg);
+            last_warn = Some((msg, now));
+        }
+    };
+    loop {
+        tokio::select! {
+            _ = shutdown.wait() => break,
+            _ = tick.tick() => {
+                let now = start.elapsed().as_secs_f64();
+                if guard.tick(now) == TickAction::Stop {
+                    warn(format!("no valid glove data for {} s: stopping the hand", s.hold_timeout_s), now);
+                    if let Some(q) = last_command {
+                        let _ = traj_pub.publish(convert::robot_trajectory(&q, 0.0));
+                    }
+                }
+            }
+            item = readings.next() => {
+                let now = start.elapsed().as_secs_f64();
+                let msg = match item {
+                    Some(Ok((m, _))) => m,
+                    Some(Err(e)) => { warn(format!("cannot read glove/raw: {e}"), now); continue; }
+                    None => return Err("the glove/raw stream ended".into()),
+                };
+                let ordered = convert::order_reading(&msg);
+                let raw = match ordered.map_err(|e| e.to_string()).and_then(|(v, names)| guard.accept(now, &v, &names).map_err(|e| e.to_string())) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        warn(format!("rejected glove reading: {e}; holding the last command"), now);
+                        continue;
+                    }
+                };
+                let mapped = mapper.map(&raw);
+                // outputs carry the glove reading's stamp (acquisition time); 0 means now
+                let t = if msg.header.stamp == Time::default() { stamp() } else { msg.header.stamp };
+                let _ = human_pub.publish(convert::human_joint_state(&mapped, t, &s.human_joint_prefix));
+                let _ = robot_pub.publish(convert::robot_joint_state(&mapped.robot, t));
+                let _ = traj_pub.publish(convert::robot_trajectory(&mapped.robot, s.trajectory_time_s));
+                last_command = Some(mapped.robot);
+            }
+            item = mode_requests.next() => {
+                if let Some(Ok((id, req))) = item {
+                    mapper.mode = if req.data { MappingMode::Fingertip } else { MappingMode::JointSpace };
+                    let message = format!("mode {:?}", mapper.mode);
+                    ros_info!(log, "~/set_fingertip_mode: {}", message);
+                    let _ = mode_srv.async_send_response(id, SetBoolResponse { success: true, message }).await;
+                }
+            }
+        }
+    }
+    ros_info!(log, "shutting down");
+    Ok(())
+}
