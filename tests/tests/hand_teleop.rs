@@ -52,7 +52,8 @@ fn replaying_glove_readings_through_hand_mapping_gives_the_expected_joints() {
     let env = TestEnv::new();
     let root = repo_root();
     let bag = root.join("tests/bags/hand_glove");
-    let text = std::fs::read_to_string(root.join("tests/bags/hand_glove_expected/expected.yaml")).unwrap();
+    let text =
+        std::fs::read_to_string(root.join("tests/bags/hand_glove_expected/expected.yaml")).unwrap();
     let expected: Expected = serde_yaml::from_str(&text).expect("expected.yaml parses");
     assert!(expected.outputs.len() > 80);
 
@@ -93,11 +94,21 @@ fn replaying_glove_readings_through_hand_mapping_gives_the_expected_joints() {
         "rpq_bag replay failed; output:\n{}",
         replay.output().join("\n")
     );
-    assert!(node.is_running(), "hand_mapping died:\n{}", node.output().join("\n"));
+    assert!(
+        node.is_running(),
+        "hand_mapping died:\n{}",
+        node.output().join("\n")
+    );
     node.stop(Duration::from_secs(3));
     let log = node.output().join("\n");
-    assert!(log.contains("rejected glove reading"), "no rejection warning:\n{log}");
-    assert!(log.contains("stopping the hand"), "no stop after the timeout:\n{log}");
+    assert!(
+        log.contains("rejected glove reading"),
+        "no rejection warning:\n{log}"
+    );
+    assert!(
+        log.contains("stopping the hand"),
+        "no stop after the timeout:\n{log}"
+    );
 
     let rec = BagReader::open(&output).expect("recorded bag opens");
     let decode = |topic: &str| -> Vec<JointState> {
@@ -107,21 +118,42 @@ fn replaying_glove_readings_through_hand_mapping_gives_the_expected_joints() {
             .map(|m| cdr::from_bytes::<JointState>(&m.data).expect("JointState decodes"))
             .collect()
     };
-    let by_stamp: BTreeMap<u64, &Output> = expected.outputs.iter().map(|o| (o.stamp_ns, o)).collect();
+    let by_stamp: BTreeMap<u64, &Output> =
+        expected.outputs.iter().map(|o| (o.stamp_ns, o)).collect();
     for (topic, names, pick) in [
-        (ROBOT_TOPIC, &expected.robot_joints, (|o: &Output| o.robot.clone()) as fn(&Output) -> Vec<f64>),
-        (HUMAN_TOPIC, &expected.human_joints, |o: &Output| o.human.clone()),
+        (
+            ROBOT_TOPIC,
+            &expected.robot_joints,
+            (|o: &Output| o.robot.clone()) as fn(&Output) -> Vec<f64>,
+        ),
+        (HUMAN_TOPIC, &expected.human_joints, |o: &Output| {
+            o.human.clone()
+        }),
     ] {
         let states = decode(topic);
-        assert_eq!(states.len(), expected.outputs.len(), "{topic}: one message per valid reading");
+        assert_eq!(
+            states.len(),
+            expected.outputs.len(),
+            "{topic}: one message per valid reading"
+        );
         for js in &states {
-            let want = by_stamp
-                .get(&stamp_ns(js))
-                .unwrap_or_else(|| panic!("{topic}: output with an unexpected stamp {}", stamp_ns(js)));
+            let want = by_stamp.get(&stamp_ns(js)).unwrap_or_else(|| {
+                panic!("{topic}: output with an unexpected stamp {}", stamp_ns(js))
+            });
             let names_ok = js.name.len() == names.len()
-                && js.name.iter().zip(names.iter()).all(|(a, b)| a == b || a.ends_with(b.as_str()));
+                && js
+                    .name
+                    .iter()
+                    .zip(names.iter())
+                    .all(|(a, b)| a == b || a.ends_with(b.as_str()));
             assert!(names_ok, "{topic}: joint names {:?}", js.name);
-            assert!(close(&js.position, &pick(want)), "{topic} at {}: {:?} vs {:?}", want.stamp_ns, js.position, pick(want));
+            assert!(
+                close(&js.position, &pick(want)),
+                "{topic} at {}: {:?} vs {:?}",
+                want.stamp_ns,
+                js.position,
+                pick(want)
+            );
         }
     }
     let trajs: Vec<JointTrajectory> = rec
@@ -130,10 +162,154 @@ fn replaying_glove_readings_through_hand_mapping_gives_the_expected_joints() {
         .filter(|m| m.topic == TRAJ_TOPIC)
         .map(|m| cdr::from_bytes(&m.data).expect("JointTrajectory decodes"))
         .collect();
-    assert_eq!(trajs.len(), expected.outputs.len() + 1, "commands plus one stop");
+    assert_eq!(
+        trajs.len(),
+        expected.outputs.len() + 1,
+        "commands plus one stop"
+    );
     let stop = trajs.last().unwrap();
     let last = expected.outputs.last().unwrap();
-    assert!(close(&stop.points[0].positions, &last.robot), "stop holds the last command");
-    assert_eq!((stop.points[0].time_from_start.sec, stop.points[0].time_from_start.nanosec), (0, 0));
+    assert!(
+        close(&stop.points[0].positions, &last.robot),
+        "stop holds the last command"
+    );
+    assert_eq!(
+        (
+            stop.points[0].time_from_start.sec,
+            stop.points[0].time_from_start.nanosec
+        ),
+        (0, 0)
+    );
     assert!(stop.points[0].velocities.iter().all(|v| *v == 0.0));
+}
+
+/// `glove_calibration` end to end: a session simulated by `glove_calib simulate` (perturbed
+/// hand, 60 poses, 1 mm vision noise) is calibrated through the `~/calibrate` service; the
+/// answer carries per-finger figures, the YAML is saved and describes the hand; a missing file
+/// is refused with a clear message.
+#[test]
+fn calibration_service_calibrates_a_simulated_session() {
+    use rpq_ros::interfaces::rpq_interfaces::srv::{CalibrateGlove, CalibrateGloveRequest};
+    use rpq_ros::{args::RosArgs, env::RosEnv, node::RosNode};
+
+    let env = TestEnv::new();
+    let root = repo_root();
+    let work = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "hand_calib_{}_{}",
+        std::process::id(),
+        env.domain_id
+    ));
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work).unwrap();
+    let csv = work.join("train.csv");
+    let out = work.join("calibrated.yaml");
+    let sim = std::process::Command::new(bin("glove_calib"))
+        .current_dir(&root)
+        .args([
+            "simulate",
+            "--perturb",
+            "1",
+            "--poses",
+            "60",
+            "--seed",
+            "3",
+            "--out",
+        ])
+        .arg(&csv)
+        .output()
+        .unwrap();
+    assert!(
+        sim.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sim.stderr)
+    );
+
+    let mut cmd = env.command(bin("glove_calibration"));
+    cmd.args(["--ros-args", "--params-file"])
+        .arg(root.join("config/glove_calibration.yaml"))
+        .arg("-p")
+        .arg(format!(
+            "initial_model_file:={}",
+            root.join("config/hand_model_nominal.yaml").display()
+        ));
+    let mut node = NodeProcess::spawn("glove_calibration", cmd);
+    node.wait_for_output("glove_calibration ready", Duration::from_secs(20));
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let domain = env.domain_id.to_string();
+    let (csv_s, out_s) = (csv.display().to_string(), out.display().to_string());
+    let (good, bad) = runtime.block_on(async move {
+        let ros_env =
+            RosEnv::from_vars(|k| (k == "ROS_DOMAIN_ID").then(|| domain.clone())).unwrap();
+        let mut client_node =
+            RosNode::new("hand_calib_client", ros_env, RosArgs::default(), &[]).unwrap();
+        let client = client_node
+            .client::<CalibrateGlove>("/glove_calibration/calibrate")
+            .unwrap();
+        client_node
+            .wait_for_service(&client, Duration::from_secs(20))
+            .await
+            .expect("service appears");
+        let good = client
+            .call(
+                CalibrateGloveRequest {
+                    data_file: csv_s,
+                    output_file: out_s,
+                },
+                Duration::from_secs(20),
+            )
+            .await
+            .expect("reply");
+        let bad = client
+            .call(
+                CalibrateGloveRequest {
+                    data_file: "/nonexistent/poses.csv".into(),
+                    output_file: String::new(),
+                },
+                Duration::from_secs(20),
+            )
+            .await
+            .expect("reply");
+        (good, bad)
+    });
+    node.stop(Duration::from_secs(3));
+    assert!(good.success, "{}", good.message);
+    assert_eq!(good.fingers, ["thumb", "index", "middle", "ring", "little"]);
+    assert!(
+        good.max_error.iter().all(|&e| e > 0.0 && e < 5e-3),
+        "{:?}",
+        good.max_error
+    );
+    assert!(
+        good.rms_error.iter().all(|&e| e > 5e-4 && e < 2.5e-3),
+        "{:?}",
+        good.rms_error
+    );
+    assert!(
+        good.condition_number.iter().all(|&c| c > 1.0 && c < 200.0),
+        "{:?}",
+        good.condition_number
+    );
+    assert!(good.report.contains("parameter changes"));
+    assert_eq!(good.saved_file, out.display().to_string());
+    let yaml: serde_yaml::Value =
+        serde_yaml::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    for f in ["thumb", "index", "middle", "ring", "little"] {
+        assert!(
+            yaml[f]["lengths"]
+                .as_sequence()
+                .is_some_and(|l| l.len() == 4),
+            "{f} in saved YAML"
+        );
+    }
+    assert!(!bad.success);
+    assert!(
+        bad.message.contains("/nonexistent/poses.csv"),
+        "{}",
+        bad.message
+    );
 }

@@ -349,6 +349,20 @@ impl HitDlrHand {
         }
     }
 
+    /// Pose of the distal link (`<finger>_distal`, frame at the distal joint) in the palm
+    /// frame.
+    pub fn distal_pose(f: RobotFinger, q: &[f64; 13]) -> Isometry3<f64> {
+        let k = f.first_joint();
+        let flex = |a: f64| Isometry3::rotation(Vector3::new(0.0, -a, 0.0));
+        Self::finger_base(f, q[0])
+            * Isometry3::rotation(Vector3::z() * q[k])
+            * flex(q[k + 1])
+            * Isometry3::translation(LINKS[0], 0.0, 0.0)
+            * flex(q[k + 2])
+            * Isometry3::translation(LINKS[1], 0.0, 0.0)
+            * flex(q[k + 2])
+    }
+
     /// Fingertip positions (thumb, index, middle, ring) in the palm frame.
     pub fn fingertips(q: &[f64; 13]) -> [Vector3<f64>; 4] {
         let mut out = [Vector3::zeros(); 4];

@@ -29,6 +29,26 @@ fn urdf_fingertips_match_rpq_hand() {
             let d = (p.translation.vector - tips[i]).norm();
             // the URDF prints angles with 6 decimals (1e-6 rad × 0.15 m)
             assert!(d < 1e-6, "{f:?}: {d}");
+            let dp = robot
+                .link_pose(&format!("{}_distal", f.name()), &qv)
+                .unwrap();
+            let mine = HitDlrHand::distal_pose(*f, &q);
+            assert!((dp.translation.vector - mine.translation.vector).norm() < 1e-6);
+            assert!(dp.rotation.angle_to(&mine.rotation) < 1e-6);
         }
     }
+}
+
+#[test]
+fn generated_meshes_are_closed_and_outward() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../meshes/hit_dlr_hand");
+    let mut n = 0;
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        let m = rpq_kinematics::TriMesh::from_stl_file(&p).expect("valid STL");
+        assert!(m.is_closed(), "{} not closed", p.display());
+        assert!(m.signed_volume() > 0.0, "{} inside out", p.display());
+        n += 1;
+    }
+    assert_eq!(n, 18);
 }

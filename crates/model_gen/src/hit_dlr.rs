@@ -56,9 +56,10 @@ pub fn urdf_path() -> String {
 pub fn link_mesh(link: &str) -> Result<Mesh, Error> {
     let mut m = Mesh::default();
     let seg = |p: f64, r: f64, len: f64, tip: bool| {
-        // a phalanx along +x from `p` to `len`, rounded both ends
+        // a phalanx along +x from `p` to `len` (the fingertip dome ends exactly at `len`)
         let s = Section::rounded_rect(r, r * 0.9);
-        let pr = Profile::dome_start(p, s, r * 0.6, 4).side(len - r * 0.6, s.scaled(0.9), 3);
+        let end = if tip { len - r * 0.9 } else { len - r * 0.6 };
+        let pr = Profile::dome_start(p, s, r * 0.6, 4).side(end, s.scaled(0.9), 3);
         if tip {
             pr.dome_end(r * 0.9, 5)
         } else {
@@ -113,7 +114,7 @@ pub fn link_mesh(link: &str) -> Result<Mesh, Error> {
                 "distal" => m.add_loft(
                     "distal",
                     Frame::along_x(0.0, 0.0, 0.0),
-                    &seg(0.004, 0.008, L[2] - 0.008, true),
+                    &seg(0.004, 0.008, L[2], true),
                     32,
                 )?,
                 _ => return Err(Error::UnknownLink { link: link.into() }),

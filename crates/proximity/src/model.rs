@@ -52,9 +52,12 @@ impl Node {
 
 /// An immutable triangle mesh with its bounding-volume hierarchy, built once.
 ///
-/// Every node carries an oriented bounding box (used by the collision queries) and a
-/// rectangle swept sphere sharing the same axes (used by the distance and tolerance queries);
-/// leaves hold one triangle. Nodes are stored depth first (left child next to its parent).
+/// Every node carries an oriented bounding box (the smaller of the principal-axes box and the
+/// axis-aligned box), used by the collision queries (separating-axis test) and by the distance
+/// and tolerance queries (projection-gap lower bound; measured faster than rectangle swept
+/// spheres on robot meshes). Leaves hold one triangle. Nodes are stored depth first (left
+/// child next to its parent). `Model` is `Send + Sync`: share it between threads, each with
+/// its own [`crate::QueryWorkspace`].
 ///
 /// Collision between two models means that some pair of their triangles intersects: a mesh
 /// lying entirely inside another without touching its surface is *not* colliding (as in PQP).
@@ -299,7 +302,7 @@ fn build(tris: &[[Point3<f64>; 3]]) -> (Vec<Node>, Vec<RssNode>, Vec<u32>) {
         .collect();
     let mut order: Vec<u32> = (0..tris.len() as u32).collect();
     let mut nodes = Vec::with_capacity(2 * tris.len());
-    let mut keys: Vec<V> = Vec::new();
+    let mut scratch: Vec<V> = Vec::new();
     let mut rss = Vec::new();
     let want_rss = crate::rss::BOUND != crate::rss::Bound::Obb;
     build_node(
@@ -308,7 +311,7 @@ fn build(tris: &[[Point3<f64>; 3]]) -> (Vec<Node>, Vec<RssNode>, Vec<u32>) {
         &mut order,
         0,
         &mut nodes,
-        &mut keys,
+        &mut scratch,
         want_rss.then_some(&mut rss),
     );
     (nodes, rss, order)
@@ -320,9 +323,9 @@ fn build_node(
     idx: &mut [u32],
     offset: usize,
     nodes: &mut Vec<Node>,
-    keys: &mut Vec<V>,
+    scratch: &mut Vec<V>,
     mut rss: Option<&mut Vec<RssNode>>,
-) -> u32 {
+) -> (u32, (V, V)) {
     let me = nodes.len();
     let rot = if idx.len() == 1 {
         let t = &tris[idx[0] as usize];
@@ -359,27 +362,26 @@ fn build_node(
         principal_axes(&cov)
     };
     let want_rss = rss.is_some();
-    let (mut node, aabb) = fit_node(&rot, tris, idx, keys, want_rss);
+    let node = fit_node(&rot, tris, idx, scratch, want_rss);
     if let Some(rss) = rss.as_deref_mut() {
-        rss.push(fit_rss(&rot, &node, keys));
-    } else if idx.len() > 1 {
-        // The axis-aligned box is often tighter for CAD-like meshes: keep the smaller.
-        let (lo, hi) = aabb;
-        let mid = (lo + hi) * 0.5;
-        let slack = FIT_SLACK * ((hi - lo).amax() + mid.amax());
-        let half = (hi - lo) * 0.5 + V::repeat(slack);
-        if half.x * half.y * half.z < node.half.x * node.half.y * node.half.z {
-            node.rot = Matrix3::identity();
-            node.center = mid;
-            node.half = half;
-            node.size = half.norm_squared();
-        }
+        rss.push(fit_rss(&rot, &node, scratch));
     }
     nodes.push(node);
     if idx.len() <= LEAF_SIZE {
         nodes[me].tri = offset as u32;
         nodes[me].count = idx.len() as u32;
-        return me as u32;
+        let mut lo = V::repeat(f64::INFINITY);
+        let mut hi = V::repeat(f64::NEG_INFINITY);
+        for &i in idx.iter() {
+            for p in &tris[i as usize] {
+                grow_min(&mut lo, &p.coords);
+                grow_max(&mut hi, &p.coords);
+            }
+        }
+        if idx.len() > 1 && !want_rss {
+            prefer_aabb(&mut nodes[me], lo, hi);
+        }
+        return (me as u32, (lo, hi));
     }
     // Split along the major axis at the mean of the centroids.
     let (axis, mean) = match SPLIT {
@@ -420,13 +422,32 @@ fn build_node(
         });
     }
     let (l, r) = idx.split_at_mut(left);
-    build_node(tris, data, l, offset, nodes, keys, rss.as_deref_mut());
-    let right = build_node(tris, data, r, offset + left, nodes, keys, rss);
+    let (_, (llo, lhi)) = build_node(tris, data, l, offset, nodes, scratch, rss.as_deref_mut());
+    let (right, (rlo, rhi)) = build_node(tris, data, r, offset + left, nodes, scratch, rss);
     nodes[me].right = right;
-    me as u32
+    // The subtree's axis-aligned box, from the children's: often tighter than the PCA box
+    // for CAD-like meshes; keep the smaller volume (the RSS shares the PCA axes: keep those).
+    let (lo, hi) = (llo.inf(&rlo), lhi.sup(&rhi));
+    if !want_rss {
+        prefer_aabb(&mut nodes[me], lo, hi);
+    }
+    (me as u32, (lo, hi))
 }
 
-/// Fits the OBB and the RSS with axes `rot` to the triangles `idx` (`scratch` holds the
+/// Replaces the node's box by the axis-aligned box `lo..hi` if that has a smaller volume.
+fn prefer_aabb(node: &mut Node, lo: V, hi: V) {
+    let mid = (lo + hi) * 0.5;
+    let slack = FIT_SLACK * ((hi - lo).amax() + mid.amax());
+    let half = (hi - lo) * 0.5 + V::repeat(slack);
+    if half.x * half.y * half.z < node.half.x * node.half.y * node.half.z {
+        node.rot = Matrix3::identity();
+        node.center = mid;
+        node.half = half;
+        node.size = half.norm_squared();
+    }
+}
+
+/// Fits the OBB with axes `rot` to the triangles `idx` (`scratch` holds the
 /// vertices in the node's axes).
 fn fit_node(
     rot: &Matrix3<f64>,
@@ -434,20 +455,16 @@ fn fit_node(
     idx: &[u32],
     scratch: &mut Vec<V>,
     keep_local: bool,
-) -> (Node, (V, V)) {
+) -> Node {
     let rt = rot.transpose();
     scratch.clear();
     let mut lo = V::repeat(f64::INFINITY);
     let mut hi = V::repeat(f64::NEG_INFINITY);
-    let mut wlo = V::repeat(f64::INFINITY);
-    let mut whi = V::repeat(f64::NEG_INFINITY);
     for &i in idx {
         for p in &tris[i as usize] {
             let l = rt * p.coords;
             grow_min(&mut lo, &l);
             grow_max(&mut hi, &l);
-            grow_min(&mut wlo, &p.coords);
-            grow_max(&mut whi, &p.coords);
             if keep_local {
                 scratch.push(l);
             }
@@ -456,18 +473,15 @@ fn fit_node(
     let mid = (lo + hi) * 0.5;
     let slack = FIT_SLACK * ((hi - lo).amax() + mid.amax());
     let half = (hi - lo) * 0.5 + V::repeat(slack);
-    (
-        Node {
-            rot: *rot,
-            center: rot * mid,
-            half,
-            size: half.norm_squared(),
-            right: 0,
-            tri: 0,
-            count: 0,
-        },
-        (wlo, whi),
-    )
+    Node {
+        rot: *rot,
+        center: rot * mid,
+        half,
+        size: half.norm_squared(),
+        right: 0,
+        tri: 0,
+        count: 0,
+    }
 }
 
 /// Fits the RSS with the node's axes to the points `local` (in the node's axes).

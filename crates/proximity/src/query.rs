@@ -359,12 +359,14 @@ fn distance_impl(
         let stack = &mut ws.dist_stack;
         stack.clear();
         bv_tests += 1;
-        let d0 = node_lb(a, 0, b, 0, r, t, threshold(&best));
-        if d0 < threshold(&best) {
+        // The pruning threshold, refreshed whenever `best` improves.
+        let mut thr = threshold(&best);
+        let d0 = node_lb(a, 0, b, 0, r, t, thr);
+        if d0 < thr {
             stack.push((0, 0, d0));
         }
         while let Some((ia, ib, lbound)) = stack.pop() {
-            if lbound >= threshold(&best) {
+            if lbound >= thr {
                 continue;
             }
             let na = &a.nodes[ia as usize];
@@ -379,6 +381,7 @@ fn distance_impl(
                 if stop_on_first && best.have {
                     break;
                 }
+                thr = threshold(&best);
                 continue;
             }
             let (c1, c2) = if descend_a(na, nb) {
@@ -386,7 +389,6 @@ fn distance_impl(
             } else {
                 ((ia, ib + 1), (ia, nb.right))
             };
-            let thr = threshold(&best);
             let (d1, d2) = if rss::BOUND == rss::Bound::Obb {
                 // Share the half of the relative transform common to both children.
                 if c1.1 == ib {
@@ -531,13 +533,6 @@ pub fn distance_lower_bound(
     let na = &a.nodes[0];
     let nb = &b.nodes[0];
     let (rr, tt) = relative(na, nb, &r, &t);
-    obb::gap_pruned(&rr, &tt, &na.half, &nb.half, f64::INFINITY).max(rss::node_distance(
-        a,
-        0,
-        b,
-        0,
-        &r,
-        &t,
-        f64::INFINITY,
-    ))
+    // 15 separating axes + the centre direction on the root boxes
+    obb::gap(&rr, &tt, &na.half, &nb.half)
 }

@@ -68,8 +68,20 @@ impl QueryOptions {
     };
 }
 
+impl QueryOptions {
+    /// The default: all resolution levels and the collision matrix, without the weight
+    /// matrix, whose effect on time was mixed on the two-RX60 sweep (`rpq_eval`; see
+    /// [`crate::WeightMatrix`]).
+    pub const RECOMMENDED: QueryOptions = QueryOptions {
+        resolution_levels: ResolutionLevels::L1L2L3,
+        weight_matrix: false,
+        collision_matrix: true,
+    };
+}
+
 impl Default for QueryOptions {
+    /// [`QueryOptions::RECOMMENDED`].
     fn default() -> Self {
-        QueryOptions::ALL_ON
+        QueryOptions::RECOMMENDED
     }
 }

@@ -37,6 +37,10 @@ pub struct QueryStats {
     pub cm_skipped: u64,
     /// Link pairs considered (reached in the pair loop, before any test).
     pub pairs_considered: u64,
+    /// Bounding-volume pair tests inside the mesh engine (a machine-independent cost).
+    pub engine_bv_tests: u64,
+    /// Triangle pair tests inside the mesh engine.
+    pub engine_triangle_tests: u64,
 }
 
 impl std::ops::AddAssign for QueryStats {
@@ -48,6 +52,8 @@ impl std::ops::AddAssign for QueryStats {
         self.l3_tests += o.l3_tests;
         self.cm_skipped += o.cm_skipped;
         self.pairs_considered += o.pairs_considered;
+        self.engine_bv_tests += o.engine_bv_tests;
+        self.engine_triangle_tests += o.engine_triangle_tests;
     }
 }
 
@@ -132,7 +138,9 @@ impl Default for Scenario {
 }
 
 /// World-aligned box enclosing oriented boxes (`|R| h` per box): the L1 box. Cheaper to
-/// build per configuration than a fitted box and, for the arms tested, about as tight.
+/// build per configuration than a box fitted to the 8 × n link-box corners, and on the
+/// two-RX60 sweep it separated more queries (47.6% vs 39.4% at 0.4 m, 83.9% vs 82.9% at
+/// 0.6 m, measured with `rpq_eval`).
 fn enclosing_box(boxes: &[Obb]) -> Obb {
     let mut lo = Vector3::repeat(f64::INFINITY);
     let mut hi = Vector3::repeat(f64::NEG_INFINITY);
@@ -501,13 +509,17 @@ impl Scenario {
                 }
             }
             stats.l3_tests += 1;
-            if rpq_proximity::intersects(
+            let hit = rpq_proximity::intersects(
                 &pa.poses[i],
                 &oa.body(i).model,
                 &pb.poses[j],
                 &ob.body(j).model,
                 &mut self.ws,
-            ) {
+            );
+            let (bv, tri) = self.ws.last_counts();
+            stats.engine_bv_tests += bv as u64;
+            stats.engine_triangle_tests += tri as u64;
+            if hit {
                 found = Some((i, j));
                 break;
             }

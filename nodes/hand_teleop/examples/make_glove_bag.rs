@@ -11,7 +11,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = std::path::Path::new("tests/bags/hand_glove");
     let _ = std::fs::remove_dir_all(dir);
     let mut w = BagWriter::create(dir)?;
-    w.add_topic(TopicSpec::new("/glove/raw", GloveReading::TYPE_NAME, &GloveReading::definition()))?;
+    w.add_topic(TopicSpec::new(
+        "/glove/raw",
+        GloveReading::TYPE_NAME,
+        &GloveReading::definition(),
+    ))?;
     let stream = fixture::glove_stream();
     for (ns, msg) in &stream {
         w.write_to_topic("/glove/raw", *ns, *ns, &rpq_ros::cdr::to_vec(msg)?)?;

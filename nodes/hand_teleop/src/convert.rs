@@ -141,7 +141,10 @@ mod tests {
         assert_eq!(v, (0..20).map(|i| i as f64).collect::<Vec<_>>());
         let mut bad = msg.clone();
         bad.names[0] = "x".into();
-        assert!(matches!(order_reading(&bad), Err(Rejection::MissingName(_))));
+        assert!(matches!(
+            order_reading(&bad),
+            Err(Rejection::MissingName(_))
+        ));
     }
 
     #[test]

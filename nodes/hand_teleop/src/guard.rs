@@ -105,7 +105,12 @@ impl GloveGuard {
 
     /// Checks a reading already ordered as the 20 finger sensors (`names` for messages).
     /// On success the reading becomes the command and the hold timer restarts.
-    pub fn accept(&mut self, now: f64, raw: &[f64], names: &[String]) -> Result<[f64; SENSORS], Rejection> {
+    pub fn accept(
+        &mut self,
+        now: f64,
+        raw: &[f64],
+        names: &[String],
+    ) -> Result<[f64; SENSORS], Rejection> {
         let r = self.check(raw, names);
         match &r {
             Ok(_) => {
@@ -128,7 +133,10 @@ impl GloveGuard {
         let mut out = [0.0; SENSORS];
         for (i, &v) in raw.iter().enumerate() {
             if !v.is_finite() {
-                return Err(Rejection::NonFinite { index: i, name: name(i) });
+                return Err(Rejection::NonFinite {
+                    index: i,
+                    name: name(i),
+                });
             }
             if v < self.raw_min || v > self.raw_max {
                 return Err(Rejection::OutOfRange {
@@ -168,12 +176,21 @@ mod tests {
     fn validates_count_nan_and_range() {
         let mut g = GloveGuard::new(0.0, 255.0, 0.5);
         assert!(g.accept(0.0, &ok(), &[]).is_ok());
-        assert!(matches!(g.accept(0.0, &ok()[..19], &[]), Err(Rejection::Count { got: 19, .. })));
+        assert!(matches!(
+            g.accept(0.0, &ok()[..19], &[]),
+            Err(Rejection::Count { got: 19, .. })
+        ));
         let mut v = ok();
         v[3] = f64::NAN;
-        assert!(matches!(g.accept(0.0, &v, &[]), Err(Rejection::NonFinite { index: 3, .. })));
+        assert!(matches!(
+            g.accept(0.0, &v, &[]),
+            Err(Rejection::NonFinite { index: 3, .. })
+        ));
         v[3] = 300.0;
-        assert!(matches!(g.accept(0.0, &v, &[]), Err(Rejection::OutOfRange { index: 3, .. })));
+        assert!(matches!(
+            g.accept(0.0, &v, &[]),
+            Err(Rejection::OutOfRange { index: 3, .. })
+        ));
         v[3] = -1.0;
         assert!(g.accept(0.0, &v, &[]).is_err());
         assert_eq!(g.rejected(), 4);

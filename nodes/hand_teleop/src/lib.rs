@@ -4,6 +4,7 @@
 //!
 //! - [`guard`]: validation of raw glove readings (count, NaN, range) and the
 //!   hold-then-stop state machine of `hand_mapping`.
+//! - [`contact`]: fingertip contact warnings with the proximity engine.
 //! - [`convert`]: `GloveReading` ↔ raw vectors, `JointState` / `JointTrajectory` builders.
 //! - [`fixture`]: the glove stream of the rosbag replay test (`tests/bags/hand_glove/`) and
 //!   the joint outputs `hand_mapping` must give for it.
@@ -11,6 +12,7 @@
 //!   `config/glove_calibration.yaml`, kept in sync by tests).
 #![warn(missing_docs)]
 
+pub mod contact;
 pub mod convert;
 pub mod fixture;
 pub mod guard;

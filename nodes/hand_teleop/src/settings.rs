@@ -57,6 +57,16 @@ pub fn mapping_declarations() -> Vec<ParamDecl> {
         ParamDecl::string("human_joint_prefix", "human_")
             .describe("prefix of the human joint names in human_hand/joint_states")
             .read_only(),
+        ParamDecl::double_array("contact_boxes", Vec::new())
+            .describe("objects for fingertip contact warnings: boxes [cx, cy, cz, hx, hy, hz] in the palm frame, 6 values each [m]; empty: no warnings")
+            .read_only(),
+        ParamDecl::double("contact_distance", 0.005)
+            .describe("fingertip-object distance below which a contact warning is logged [m]")
+            .range(0.0, 1.0)
+            .read_only(),
+        ParamDecl::string("mesh_dir", "meshes/hit_dlr_hand")
+            .describe("directory of the HIT/DLR link meshes (<finger>_distal.stl used for contacts)")
+            .read_only(),
     ]
 }
 
@@ -79,6 +89,12 @@ pub struct MappingSettings {
     pub trajectory_time_s: f64,
     /// `human_joint_prefix`.
     pub human_joint_prefix: String,
+    /// `contact_boxes`.
+    pub contact_boxes: Vec<f64>,
+    /// `contact_distance`.
+    pub contact_distance: f64,
+    /// `mesh_dir`.
+    pub mesh_dir: String,
 }
 
 impl MappingSettings {
@@ -93,6 +109,9 @@ impl MappingSettings {
             hold_timeout_s: p.f64("hold_timeout_s")?,
             trajectory_time_s: p.f64("trajectory_time_s")?,
             human_joint_prefix: p.str("human_joint_prefix")?.to_string(),
+            contact_boxes: p.f64_array("contact_boxes")?.to_vec(),
+            contact_distance: p.f64("contact_distance")?,
+            mesh_dir: p.str("mesh_dir")?.to_string(),
         };
         if s.raw_min >= s.raw_max {
             return Err(NodeError::BadParam {
@@ -164,8 +183,11 @@ mod tests {
         Params::resolve(decls, &format!("/{node}"), &[("config", config)], &[]).unwrap();
         for d in decls {
             let set = format!("\n    {}: ", d.name);
+            // empty arrays are documented commented out (rcl's YAML parser cannot type them)
+            let commented = format!("\n    # {}: ", d.name);
             let at = config
                 .find(&set)
+                .or_else(|| config.find(&commented))
                 .unwrap_or_else(|| panic!("config for {node} does not document `{}`", d.name));
             let comment: Vec<&str> = config[..at]
                 .lines()
@@ -201,7 +223,8 @@ mod tests {
         assert_eq!(s.mode, MappingMode::Fingertip);
         assert_eq!(s.scale, 1.5);
         let bad = "hand_mapping:\n  ros__parameters:\n    mode: sideways\n";
-        let p = Params::resolve(&mapping_declarations(), "/hand_mapping", &[("b", bad)], &[]).unwrap();
+        let p =
+            Params::resolve(&mapping_declarations(), "/hand_mapping", &[("b", bad)], &[]).unwrap();
         assert!(MappingSettings::from_params(&p).is_err());
     }
 

@@ -195,6 +195,7 @@ registry!(
     geometry_msgs::WrenchStamped,
     nav_msgs::Path,
     rpq_interfaces::msg::DriverStatus,
+    rpq_interfaces::msg::GloveReading,
     sensor_msgs::CompressedImage,
     sensor_msgs::JointState,
     std_msgs::Bool,

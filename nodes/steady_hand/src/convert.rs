@@ -27,7 +27,10 @@ impl FixtureMode {
             VirtualFixture::MODE_FREE => Ok(Self::Free),
             VirtualFixture::MODE_OPEN_LOOP => Ok(Self::OpenLoop),
             VirtualFixture::MODE_CLOSED_LOOP => Ok(Self::ClosedLoop),
-            other => Err(NodeError::bad("mode", format!("unknown mode `{other}` (expected free, open_loop or closed_loop)"))),
+            other => Err(NodeError::bad(
+                "mode",
+                format!("unknown mode `{other}` (expected free, open_loop or closed_loop)"),
+            )),
         }
     }
 
@@ -67,12 +70,23 @@ pub struct Fixture {
 pub fn fixture_from_msg(msg: &VirtualFixture) -> Result<Fixture, NodeError> {
     let mode = FixtureMode::parse(&msg.mode)?;
     let n = msg.n as usize;
-    let guidance = Guidance::from_flattened(&msg.d, n, &msg.u).map_err(|e| NodeError::bad("VirtualFixture", e.to_string()))?;
-    Ok(Fixture { guidance, mode, fixture_type: msg.fixture_type.clone(), frame_id: msg.header.frame_id.clone() })
+    let guidance = Guidance::from_flattened(&msg.d, n, &msg.u)
+        .map_err(|e| NodeError::bad("VirtualFixture", e.to_string()))?;
+    Ok(Fixture {
+        guidance,
+        mode,
+        fixture_type: msg.fixture_type.clone(),
+        frame_id: msg.header.frame_id.clone(),
+    })
 }
 
 /// Builds a [`VirtualFixture`] message.
-pub fn fixture_to_msg(header: Header, fixture_type: &str, mode: FixtureMode, g: &Guidance) -> VirtualFixture {
+pub fn fixture_to_msg(
+    header: Header,
+    fixture_type: &str,
+    mode: FixtureMode,
+    g: &Guidance,
+) -> VirtualFixture {
     let mut u = [0.0; 6];
     u.copy_from_slice(g.u.as_slice());
     VirtualFixture {
@@ -88,13 +102,20 @@ pub fn fixture_to_msg(header: Header, fixture_type: &str, mode: FixtureMode, g: 
 /// A wrench measured in the sensor frame (pose `sensor` in the base frame) as the equivalent
 /// wrench at the point `tool` (base frame), expressed in base axes: `f_b = R f_s`,
 /// `τ_b = R τ_s + (p_sensor − p_tool) × f_b`.
-pub fn wrench_to_base(w: &Wrench, sensor: &Isometry3<f64>, tool: &Point3<f64>) -> Result<Vector6<f64>, NodeError> {
-    let raw = Vector6::new(w.force.x, w.force.y, w.force.z, w.torque.x, w.torque.y, w.torque.z);
+pub fn wrench_to_base(
+    w: &Wrench,
+    sensor: &Isometry3<f64>,
+    tool: &Point3<f64>,
+) -> Result<Vector6<f64>, NodeError> {
+    let raw = Vector6::new(
+        w.force.x, w.force.y, w.force.z, w.torque.x, w.torque.y, w.torque.z,
+    );
     if !raw.iter().all(|x| x.is_finite()) {
         return Err(NodeError::bad("wrench", "NaN or infinite component"));
     }
     let f = sensor.rotation * Vector3::new(raw[0], raw[1], raw[2]);
-    let t = sensor.rotation * Vector3::new(raw[3], raw[4], raw[5]) + (sensor.translation.vector - tool.coords).cross(&f);
+    let t = sensor.rotation * Vector3::new(raw[3], raw[4], raw[5])
+        + (sensor.translation.vector - tool.coords).cross(&f);
     Ok(Vector6::new(f.x, f.y, f.z, t.x, t.y, t.z))
 }
 
@@ -107,10 +128,21 @@ pub fn parse_path_text(text: &str) -> Result<Vec<Point3<f64>>, NodeError> {
         if line.is_empty() {
             continue;
         }
-        let vals: Result<Vec<f64>, _> = line.split(|c: char| c == ',' || c.is_whitespace()).filter(|t| !t.is_empty()).map(str::parse::<f64>).collect();
+        let vals: Result<Vec<f64>, _> = line
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|t| !t.is_empty())
+            .map(str::parse::<f64>)
+            .collect();
         match vals {
-            Ok(v) if v.len() == 3 && v.iter().all(|x| x.is_finite()) => pts.push(Point3::new(v[0], v[1], v[2])),
-            _ => return Err(NodeError::bad(format!("path line {}", i + 1), format!("expected three finite numbers, got `{line}`"))),
+            Ok(v) if v.len() == 3 && v.iter().all(|x| x.is_finite()) => {
+                pts.push(Point3::new(v[0], v[1], v[2]))
+            }
+            _ => {
+                return Err(NodeError::bad(
+                    format!("path line {}", i + 1),
+                    format!("expected three finite numbers, got `{line}`"),
+                ))
+            }
         }
     }
     Ok(pts)
@@ -118,8 +150,11 @@ pub fn parse_path_text(text: &str) -> Result<Vec<Point3<f64>>, NodeError> {
 
 /// Points from a flat `x1 y1 z1 x2 ...` array.
 pub fn points_from_flat(v: &[f64]) -> Result<Vec<Point3<f64>>, NodeError> {
-    if v.len() % 3 != 0 {
-        return Err(NodeError::config("path_points", format!("{} values is not a multiple of 3", v.len())));
+    if !v.len().is_multiple_of(3) {
+        return Err(NodeError::config(
+            "path_points",
+            format!("{} values is not a multiple of 3", v.len()),
+        ));
     }
     Ok(v.chunks(3).map(|c| Point3::new(c[0], c[1], c[2])).collect())
 }
@@ -145,13 +180,26 @@ impl JointOrder {
     /// present with a finite value; extra joints are ignored.
     pub fn positions(&self, msg: &JointState, q: &mut [f64]) -> Result<(), NodeError> {
         if msg.name.len() != msg.position.len() {
-            return Err(NodeError::bad("joint_states", format!("{} names but {} positions", msg.name.len(), msg.position.len())));
+            return Err(NodeError::bad(
+                "joint_states",
+                format!(
+                    "{} names but {} positions",
+                    msg.name.len(),
+                    msg.position.len()
+                ),
+            ));
         }
         for (i, name) in self.names.iter().enumerate() {
-            let k = msg.name.iter().position(|n| n == name).ok_or_else(|| NodeError::bad("joint_states", format!("joint `{name}` missing")))?;
+            let k =
+                msg.name.iter().position(|n| n == name).ok_or_else(|| {
+                    NodeError::bad("joint_states", format!("joint `{name}` missing"))
+                })?;
             let v = msg.position[k];
             if !v.is_finite() {
-                return Err(NodeError::bad("joint_states", format!("position of `{name}` is not finite")));
+                return Err(NodeError::bad(
+                    "joint_states",
+                    format!("position of `{name}` is not finite"),
+                ));
             }
             q[i] = v;
         }
@@ -164,13 +212,26 @@ impl JointOrder {
             return Ok((0..self.names.len()).collect());
         }
         if output.len() != self.names.len() {
-            return Err(NodeError::config("joint_names", format!("{} names for a robot with {} joints", output.len(), self.names.len())));
+            return Err(NodeError::config(
+                "joint_names",
+                format!(
+                    "{} names for a robot with {} joints",
+                    output.len(),
+                    self.names.len()
+                ),
+            ));
         }
         let mut map = Vec::with_capacity(output.len());
         for o in output {
-            let k = self.names.iter().position(|n| n == o).ok_or_else(|| NodeError::config("joint_names", format!("unknown joint `{o}`")))?;
+            let k =
+                self.names.iter().position(|n| n == o).ok_or_else(|| {
+                    NodeError::config("joint_names", format!("unknown joint `{o}`"))
+                })?;
             if map.contains(&k) {
-                return Err(NodeError::config("joint_names", format!("joint `{o}` listed twice")));
+                return Err(NodeError::config(
+                    "joint_names",
+                    format!("joint `{o}` listed twice"),
+                ));
             }
             map.push(k);
         }
@@ -185,8 +246,17 @@ mod tests {
 
     #[test]
     fn fixture_round_trip_and_checks() {
-        let g = Guidance::from_columns(&[Vector6::x(), Vector6::y()], Vector6::new(0.0, 0.0, 0.1, 0.0, 0.0, 0.0)).unwrap();
-        let msg = fixture_to_msg(Header::default(), VirtualFixture::TYPE_PLANE, FixtureMode::ClosedLoop, &g);
+        let g = Guidance::from_columns(
+            &[Vector6::x(), Vector6::y()],
+            Vector6::new(0.0, 0.0, 0.1, 0.0, 0.0, 0.0),
+        )
+        .unwrap();
+        let msg = fixture_to_msg(
+            Header::default(),
+            VirtualFixture::TYPE_PLANE,
+            FixtureMode::ClosedLoop,
+            &g,
+        );
         assert_eq!(msg.d.len(), 12);
         let back = fixture_from_msg(&msg).unwrap();
         assert_eq!(back.guidance, g);
@@ -206,11 +276,22 @@ mod tests {
     #[test]
     fn wrench_transform_against_virtual_work() {
         // Power is frame independent: f_s·v_s + τ_s·ω = f_b·v_t + τ_b·ω for a rigid motion.
-        let sensor = Isometry3::from_parts(Translation3::new(0.1, -0.2, 0.5), UnitQuaternion::from_euler_angles(0.3, -0.7, 1.1));
+        let sensor = Isometry3::from_parts(
+            Translation3::new(0.1, -0.2, 0.5),
+            UnitQuaternion::from_euler_angles(0.3, -0.7, 1.1),
+        );
         let tool = Point3::new(0.15, -0.1, 0.4);
         let w = Wrench {
-            force: rpq_ros::msg::geometry_msgs::Vector3 { x: 1.0, y: -2.0, z: 0.5 },
-            torque: rpq_ros::msg::geometry_msgs::Vector3 { x: 0.1, y: 0.05, z: -0.2 },
+            force: rpq_ros::msg::geometry_msgs::Vector3 {
+                x: 1.0,
+                y: -2.0,
+                z: 0.5,
+            },
+            torque: rpq_ros::msg::geometry_msgs::Vector3 {
+                x: 0.1,
+                y: 0.05,
+                z: -0.2,
+            },
         };
         let wb = wrench_to_base(&w, &sensor, &tool).unwrap();
         let (v_t, om) = (Vector3::new(0.3, 0.1, -0.2), Vector3::new(0.5, -0.4, 0.2));
@@ -220,7 +301,7 @@ mod tests {
         let p_sensor = f_s.dot(&v_s) + t_s.dot(&om);
         let p_tool = wb.fixed_rows::<3>(0).dot(&v_t) + wb.fixed_rows::<3>(3).dot(&om);
         assert!((p_sensor - p_tool).abs() < 1e-12);
-        let mut nan = w.clone();
+        let mut nan = w;
         nan.force.x = f64::NAN;
         assert!(wrench_to_base(&nan, &sensor, &tool).is_err());
     }
@@ -231,22 +312,36 @@ mod tests {
         assert_eq!(pts, [Point3::origin(), Point3::new(1.5, 2.0, -1.0)]);
         assert!(parse_path_text("1 2").is_err());
         assert!(parse_path_text("1 2 nan").is_err());
-        assert_eq!(points_from_flat(&[1.0, 2.0, 3.0]).unwrap(), [Point3::new(1.0, 2.0, 3.0)]);
+        assert_eq!(
+            points_from_flat(&[1.0, 2.0, 3.0]).unwrap(),
+            [Point3::new(1.0, 2.0, 3.0)]
+        );
         assert!(points_from_flat(&[1.0]).is_err());
     }
 
     #[test]
     fn joint_orders() {
         let o = JointOrder::new(vec!["a".into(), "b".into(), "c".into()]);
-        let js = JointState { name: vec!["c".into(), "x".into(), "a".into(), "b".into()], position: vec![3.0, 9.0, 1.0, 2.0], ..Default::default() };
+        let js = JointState {
+            name: vec!["c".into(), "x".into(), "a".into(), "b".into()],
+            position: vec![3.0, 9.0, 1.0, 2.0],
+            ..Default::default()
+        };
         let mut q = [0.0; 3];
         o.positions(&js, &mut q).unwrap();
         assert_eq!(q, [1.0, 2.0, 3.0]);
-        assert_eq!(o.output_map(&["c".into(), "a".into(), "b".into()]).unwrap(), [2, 0, 1]);
+        assert_eq!(
+            o.output_map(&["c".into(), "a".into(), "b".into()]).unwrap(),
+            [2, 0, 1]
+        );
         assert_eq!(o.output_map(&[]).unwrap(), [0, 1, 2]);
         assert!(o.output_map(&["a".into(), "a".into(), "b".into()]).is_err());
         assert!(o.output_map(&["a".into()]).is_err());
-        let missing = JointState { name: vec!["a".into()], position: vec![1.0], ..Default::default() };
+        let missing = JointState {
+            name: vec!["a".into()],
+            position: vec![1.0],
+            ..Default::default()
+        };
         assert!(o.positions(&missing, &mut q).is_err());
     }
 }

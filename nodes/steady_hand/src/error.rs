@@ -44,10 +44,16 @@ pub enum NodeError {
 impl NodeError {
     /// Shorthand for [`NodeError::BadMessage`].
     pub fn bad(what: impl Into<String>, reason: impl Into<String>) -> Self {
-        Self::BadMessage { what: what.into(), reason: reason.into() }
+        Self::BadMessage {
+            what: what.into(),
+            reason: reason.into(),
+        }
     }
     /// Shorthand for [`NodeError::Config`].
     pub fn config(name: impl Into<String>, reason: impl Into<String>) -> Self {
-        Self::Config { name: name.into(), reason: reason.into() }
+        Self::Config {
+            name: name.into(),
+            reason: reason.into(),
+        }
     }
 }

@@ -35,7 +35,14 @@ impl JointMapper {
         let tool = robot.link_index(tool_link)?;
         let n = robot.dof();
         let links = robot.links().len();
-        Ok(Self { robot, tool, poses: vec![Isometry3::identity(); links], jacobian: Matrix6xX::zeros(n), position_margin: 0.01, lookahead: 0.01 })
+        Ok(Self {
+            robot,
+            tool,
+            poses: vec![Isometry3::identity(); links],
+            jacobian: Matrix6xX::zeros(n),
+            position_margin: 0.01,
+            lookahead: 0.01,
+        })
     }
 
     /// The robot.
@@ -65,28 +72,47 @@ impl JointMapper {
     /// uniform factor so every joint keeps within its velocity limit and does not cross its
     /// position limit minus `position_margin` within `lookahead`. Calls
     /// [`JointMapper::update`] itself.
-    pub fn solve(&mut self, q: &[f64], v: &Vector6<f64>, out: &mut [f64]) -> Result<Solution, NodeError> {
+    pub fn solve(
+        &mut self,
+        q: &[f64],
+        v: &Vector6<f64>,
+        out: &mut [f64],
+    ) -> Result<Solution, NodeError> {
         let n = self.robot.dof();
         if out.len() != n {
-            return Err(NodeError::bad("joint velocity buffer", format!("length {} for {n} joints", out.len())));
+            return Err(NodeError::bad(
+                "joint velocity buffer",
+                format!("length {} for {n} joints", out.len()),
+            ));
         }
         if !v.iter().all(|x| x.is_finite()) {
             return Err(NodeError::bad("tool twist", "not finite"));
         }
         self.update(q)?;
-        self.robot.jacobian_into(self.tool, &Point3::origin(), &self.poses, &mut self.jacobian)?;
+        self.robot.jacobian_into(
+            self.tool,
+            &Point3::origin(),
+            &self.poses,
+            &mut self.jacobian,
+        )?;
         let svd = self.jacobian.clone().svd(true, true);
         let sigma_max = svd.singular_values.max();
         let sigma_min = svd.singular_values.min();
         let tol = (sigma_max * 1e-12).max(1e-300);
-        let qd: DVector<f64> = svd.solve(v, tol).map_err(|e| NodeError::bad("Jacobian pseudo-inverse", e))?;
+        let qd: DVector<f64> = svd
+            .solve(v, tol)
+            .map_err(|e| NodeError::bad("Jacobian pseudo-inverse", e))?;
         let mut scale: f64 = 1.0;
         for (i, l) in self.robot.joint_limits().iter().enumerate() {
             let w = qd[i];
             if w.abs() > l.velocity && l.velocity.is_finite() {
                 scale = scale.min(l.velocity / w.abs());
             }
-            let room = if w > 0.0 { l.upper - self.position_margin - q[i] } else { q[i] - (l.lower + self.position_margin) };
+            let room = if w > 0.0 {
+                l.upper - self.position_margin - q[i]
+            } else {
+                q[i] - (l.lower + self.position_margin)
+            };
             if w != 0.0 && room.is_finite() {
                 let allowed = room.max(0.0) / self.lookahead;
                 if w.abs() > allowed {
@@ -128,8 +154,14 @@ mod tests {
         let got = j * DVector::from_column_slice(&qd);
         assert!((got.normalize() - big.normalize()).norm() < 1e-9);
         let lim = m.robot().joint_limits().to_vec();
-        assert!(qd.iter().zip(&lim).all(|(w, l)| w.abs() <= l.velocity + 1e-12));
-        assert!(qd.iter().zip(&lim).any(|(w, l)| (w.abs() - l.velocity).abs() < 1e-9));
+        assert!(qd
+            .iter()
+            .zip(&lim)
+            .all(|(w, l)| w.abs() <= l.velocity + 1e-12));
+        assert!(qd
+            .iter()
+            .zip(&lim)
+            .any(|(w, l)| (w.abs() - l.velocity).abs() < 1e-9));
     }
 
     #[test]
@@ -160,7 +192,9 @@ mod tests {
         let mut qd = vec![0.0; 6];
         let s = m.solve(&[0.0; 6], &Vector6::zeros(), &mut qd).unwrap();
         assert!(s.sigma_min < 1e-9, "{}", s.sigma_min);
-        assert!(m.solve(&[0.0; 6], &Vector6::repeat(f64::NAN), &mut qd).is_err());
+        assert!(m
+            .solve(&[0.0; 6], &Vector6::repeat(f64::NAN), &mut qd)
+            .is_err());
         assert!(m.solve(&[0.0; 5], &Vector6::zeros(), &mut qd).is_err());
     }
 }

@@ -60,8 +60,13 @@ impl fmt::Display for StopReason {
             Self::StaleWrench { age } => write!(f, "wrench is stale ({:.1} ms old)", age * 1e3),
             Self::NonFiniteWrench => write!(f, "wrench has a NaN or infinite component"),
             Self::NoJointState => write!(f, "no joint state received yet"),
-            Self::StaleJointState { age } => write!(f, "joint state is stale ({:.1} ms old)", age * 1e3),
-            Self::NearSingular { sigma_min } => write!(f, "Jacobian near singular (smallest singular value {sigma_min:.3e})"),
+            Self::StaleJointState { age } => {
+                write!(f, "joint state is stale ({:.1} ms old)", age * 1e3)
+            }
+            Self::NearSingular { sigma_min } => write!(
+                f,
+                "Jacobian near singular (smallest singular value {sigma_min:.3e})"
+            ),
             Self::Fault(s) => write!(f, "{s}"),
         }
     }
@@ -118,7 +123,9 @@ impl SafetyMonitor {
         let c = &self.config;
         match self.last_joint_state {
             None => return Err(StopReason::NoJointState),
-            Some(t) if now - t > c.joint_state_timeout => return Err(StopReason::StaleJointState { age: now - t }),
+            Some(t) if now - t > c.joint_state_timeout => {
+                return Err(StopReason::StaleJointState { age: now - t })
+            }
             _ => {}
         }
         match self.last_wrench {
@@ -147,7 +154,10 @@ impl SafetyMonitor {
                 self.stopped.take().map(|_| Transition::Resumed)
             }
             Err(reason) => {
-                let same_kind = self.stopped.as_ref().is_some_and(|r| std::mem::discriminant(r) == std::mem::discriminant(&reason));
+                let same_kind = self
+                    .stopped
+                    .as_ref()
+                    .is_some_and(|r| std::mem::discriminant(r) == std::mem::discriminant(&reason));
                 let was_running = self.stopped.is_none();
                 if was_running {
                     self.stops += 1;
@@ -179,7 +189,11 @@ mod tests {
     use super::*;
 
     fn monitor() -> SafetyMonitor {
-        SafetyMonitor::new(SafetyConfig { wrench_timeout: 0.05, joint_state_timeout: 0.2, min_singular_value: 1e-3 })
+        SafetyMonitor::new(SafetyConfig {
+            wrench_timeout: 0.05,
+            joint_state_timeout: 0.2,
+            min_singular_value: 1e-3,
+        })
     }
 
     #[test]
@@ -213,8 +227,15 @@ mod tests {
         m.wrench(0.0, true);
         assert_eq!(m.record(m.inputs_ok(0.0)), Some(Transition::Resumed));
         m.wrench(0.001, false);
-        assert_eq!(m.record(m.inputs_ok(0.001)), Some(Transition::Stopped(StopReason::NonFiniteWrench)));
-        assert_eq!(m.record(m.inputs_ok(0.002)), None, "same reason is not logged twice");
+        assert_eq!(
+            m.record(m.inputs_ok(0.001)),
+            Some(Transition::Stopped(StopReason::NonFiniteWrench))
+        );
+        assert_eq!(
+            m.record(m.inputs_ok(0.002)),
+            None,
+            "same reason is not logged twice"
+        );
         m.wrench(0.003, true);
         assert_eq!(m.record(m.inputs_ok(0.003)), Some(Transition::Resumed));
         assert!(m.jacobian_ok(1e-4).is_err());

@@ -3,7 +3,9 @@
 //! `simulated_user` section of the latter; a test keeps them in sync).
 
 use rpq_ros::params::{ParamDecl, Params};
-use rpq_virtual_fixtures::{Compliance, ControllerConfig, Limits, Mode, RankTolerance, Shaping, UserModel};
+use rpq_virtual_fixtures::{
+    Compliance, ControllerConfig, Limits, Mode, RankTolerance, Shaping, UserModel,
+};
 
 use crate::safety::SafetyConfig;
 use crate::NodeError;
@@ -31,29 +33,90 @@ pub const STATUS_TOPIC: &str = "~/status";
 /// Parameters of `admittance_controller`.
 pub fn controller_declarations() -> Vec<ParamDecl> {
     vec![
-        ParamDecl::string_required("robot_description_file").describe("URDF of the robot (Jacobian, joint limits)").read_only(),
-        ParamDecl::string_array("joint_names", vec![]).describe("order of the velocity command; empty: URDF order").read_only(),
-        ParamDecl::string("tool_link", "tool0").describe("link whose origin is the controlled point").read_only(),
-        ParamDecl::string("sensor_frame", "tool0").describe("URDF link of the force sensor, used when a wrench's frame_id is empty").read_only(),
-        ParamDecl::string("output", "joint_velocity").describe("joint_velocity (Float64MultiArray) or twist (TwistStamped)").read_only(),
-        ParamDecl::double("rate_hz", 500.0).describe("watchdog and status rate [Hz]; a step also runs on every wrench").range(1.0, 10_000.0).read_only(),
-        ParamDecl::double("c", 0.01).describe("compliance c [m/s per shaped unit]").range(0.0, 100.0).read_only(),
-        ParamDecl::double("c_tau", 0.0).describe("attenuation of non-preferred directions (0 hard, 1 isotropic)").range(0.0, 100.0).read_only(),
-        ParamDecl::double("k_d", 0.08).describe("closed-loop gain of eq. 11").range(0.0, 0.999).read_only(),
-        ParamDecl::double("force_scale", 1.0).describe("scale of forces [1/N]").read_only(),
-        ParamDecl::double("torque_scale", 10.0).describe("scale of torques [1/(N m)]").read_only(),
-        ParamDecl::double("force_deadband", 0.2).describe("force deadband [N]").range(0.0, 1e6).read_only(),
-        ParamDecl::double("torque_deadband", 0.02).describe("torque deadband [N m]").range(0.0, 1e6).read_only(),
-        ParamDecl::double("max_linear_velocity", 0.1).describe("[m/s]").range(1e-9, 1e6).read_only(),
-        ParamDecl::double("max_angular_velocity", 0.5).describe("[rad/s]").range(1e-9, 1e6).read_only(),
-        ParamDecl::double("max_linear_acceleration", 1.0).describe("[m/s^2]").range(1e-9, 1e9).read_only(),
-        ParamDecl::double("max_angular_acceleration", 5.0).describe("[rad/s^2]").range(1e-9, 1e9).read_only(),
-        ParamDecl::double("wrench_timeout_s", 0.05).describe("older wrench stops the robot [s]").range(1e-4, 60.0).read_only(),
-        ParamDecl::double("joint_state_timeout_s", 0.2).describe("older joint state stops the robot [s]").range(1e-4, 60.0).read_only(),
-        ParamDecl::double("fixture_timeout_s", 0.5).describe("older fixture counts as none [s]").range(1e-4, 3600.0).read_only(),
-        ParamDecl::bool("require_fixture", false).describe("stop without a fresh fixture (false: free motion)").read_only(),
-        ParamDecl::double("min_singular_value", 0.01).describe("smaller Jacobian singular value stops the robot").range(0.0, 1e3).read_only(),
-        ParamDecl::double("position_margin", 0.02).describe("distance kept from joint position limits [rad or m]").range(0.0, 10.0).read_only(),
+        ParamDecl::string_required("robot_description_file")
+            .describe("URDF of the robot (Jacobian, joint limits)")
+            .read_only(),
+        ParamDecl::string_array("joint_names", vec![])
+            .describe("order of the velocity command; empty: URDF order")
+            .read_only(),
+        ParamDecl::string("tool_link", "tool0")
+            .describe("link whose origin is the controlled point")
+            .read_only(),
+        ParamDecl::string("sensor_frame", "tool0")
+            .describe("URDF link of the force sensor, used when a wrench's frame_id is empty")
+            .read_only(),
+        ParamDecl::string("output", "joint_velocity")
+            .describe("joint_velocity (Float64MultiArray) or twist (TwistStamped)")
+            .read_only(),
+        ParamDecl::double("rate_hz", 500.0)
+            .describe("watchdog and status rate [Hz]; a step also runs on every wrench")
+            .range(1.0, 10_000.0)
+            .read_only(),
+        ParamDecl::double("c", 0.01)
+            .describe("compliance c [m/s per shaped unit]")
+            .range(0.0, 100.0)
+            .read_only(),
+        ParamDecl::double("c_tau", 0.0)
+            .describe("attenuation of non-preferred directions (0 hard, 1 isotropic)")
+            .range(0.0, 100.0)
+            .read_only(),
+        ParamDecl::double("k_d", 0.08)
+            .describe("closed-loop gain of eq. 11")
+            .range(0.0, 0.999)
+            .read_only(),
+        ParamDecl::double("force_scale", 1.0)
+            .describe("scale of forces [1/N]")
+            .read_only(),
+        ParamDecl::double("torque_scale", 10.0)
+            .describe("scale of torques [1/(N m)]")
+            .read_only(),
+        ParamDecl::double("force_deadband", 0.2)
+            .describe("force deadband [N]")
+            .range(0.0, 1e6)
+            .read_only(),
+        ParamDecl::double("torque_deadband", 0.02)
+            .describe("torque deadband [N m]")
+            .range(0.0, 1e6)
+            .read_only(),
+        ParamDecl::double("max_linear_velocity", 0.1)
+            .describe("[m/s]")
+            .range(1e-9, 1e6)
+            .read_only(),
+        ParamDecl::double("max_angular_velocity", 0.5)
+            .describe("[rad/s]")
+            .range(1e-9, 1e6)
+            .read_only(),
+        ParamDecl::double("max_linear_acceleration", 1.0)
+            .describe("[m/s^2]")
+            .range(1e-9, 1e9)
+            .read_only(),
+        ParamDecl::double("max_angular_acceleration", 5.0)
+            .describe("[rad/s^2]")
+            .range(1e-9, 1e9)
+            .read_only(),
+        ParamDecl::double("wrench_timeout_s", 0.05)
+            .describe("older wrench stops the robot [s]")
+            .range(1e-4, 60.0)
+            .read_only(),
+        ParamDecl::double("joint_state_timeout_s", 0.2)
+            .describe("older joint state stops the robot [s]")
+            .range(1e-4, 60.0)
+            .read_only(),
+        ParamDecl::double("fixture_timeout_s", 0.5)
+            .describe("older fixture counts as none [s]")
+            .range(1e-4, 3600.0)
+            .read_only(),
+        ParamDecl::bool("require_fixture", false)
+            .describe("stop without a fresh fixture (false: free motion)")
+            .read_only(),
+        ParamDecl::double("min_singular_value", 0.01)
+            .describe("smaller Jacobian singular value stops the robot")
+            .range(0.0, 1e3)
+            .read_only(),
+        ParamDecl::double("position_margin", 0.02)
+            .describe("distance kept from joint position limits [rad or m]")
+            .range(0.0, 10.0)
+            .read_only(),
     ]
 }
 
@@ -92,7 +155,12 @@ impl ControllerSettings {
         let twist_output = match p.str("output")? {
             "joint_velocity" => false,
             "twist" => true,
-            other => return Err(NodeError::config("output", format!("`{other}` is neither joint_velocity nor twist"))),
+            other => {
+                return Err(NodeError::config(
+                    "output",
+                    format!("`{other}` is neither joint_velocity nor twist"),
+                ))
+            }
         };
         let control = ControllerConfig {
             compliance: Compliance::new(p.f64("c")?, p.f64("c_tau")?)?,
@@ -113,7 +181,11 @@ impl ControllerSettings {
         };
         control.validate()?;
         let k_d = p.f64("k_d")?;
-        ControllerConfig { mode: Mode::ClosedLoop { k_d }, ..control }.validate()?;
+        ControllerConfig {
+            mode: Mode::ClosedLoop { k_d },
+            ..control
+        }
+        .validate()?;
         Ok(Self {
             robot_description_file: p.str("robot_description_file")?.to_string(),
             joint_names: p.str_array("joint_names")?.to_vec(),
@@ -138,45 +210,106 @@ impl ControllerSettings {
 /// Parameters of `steady_hand_guidance`.
 pub fn guidance_declarations() -> Vec<ParamDecl> {
     vec![
-        ParamDecl::string_required("robot_description_file").describe("URDF of the robot (tool pose from joint states)").read_only(),
-        ParamDecl::string("tool_link", "tool0").describe("link whose pose is guided").read_only(),
-        ParamDecl::double("rate_hz", 200.0).describe("fixture publication rate [Hz]").range(0.1, 10_000.0).read_only(),
+        ParamDecl::string_required("robot_description_file")
+            .describe("URDF of the robot (tool pose from joint states)")
+            .read_only(),
+        ParamDecl::string("tool_link", "tool0")
+            .describe("link whose pose is guided")
+            .read_only(),
+        ParamDecl::double("rate_hz", 200.0)
+            .describe("fixture publication rate [Hz]")
+            .range(0.1, 10_000.0)
+            .read_only(),
         ParamDecl::string("mode", "closed_loop").describe("free, open_loop or closed_loop"),
         ParamDecl::string("fixture_type", "none").describe("none, path, plane, point or rcm_cone"),
-        ParamDecl::double("error_gain", 100.0).describe("gain of u for path/plane/point [1/m] (cone: use rcm_error_gain)").range(0.0, 1e9),
-        ParamDecl::bool("free_rotation", false).describe("path/plane: leave the tool orientation free"),
-        ParamDecl::string("path_file", "").describe("text file of path vertices, x y z per line [m]"),
-        ParamDecl::double_array("path_points", vec![]).describe("path vertices x1 y1 z1 x2 ... [m] (used if path_file is empty)"),
+        ParamDecl::double("error_gain", 100.0)
+            .describe("gain of u for path/plane/point [1/m] (cone: use rcm_error_gain)")
+            .range(0.0, 1e9),
+        ParamDecl::bool("free_rotation", false)
+            .describe("path/plane: leave the tool orientation free"),
+        ParamDecl::string("path_file", "")
+            .describe("text file of path vertices, x y z per line [m]"),
+        ParamDecl::double_array("path_points", vec![])
+            .describe("path vertices x1 y1 z1 x2 ... [m] (used if path_file is empty)"),
         ParamDecl::double_array("plane_origin", vec![0.4, 0.0, 0.4]).describe("[m]"),
         ParamDecl::double_array("plane_normal", vec![0.0, 0.0, 1.0]).describe("[1]"),
         ParamDecl::double_array("point_target", vec![0.4, 0.0, 0.4]).describe("[m]"),
         ParamDecl::double_array("rcm_center", vec![0.4, 0.0, 0.3]).describe("RCM point [m]"),
         ParamDecl::double_array("rcm_axis", vec![0.0, 0.0, 1.0]).describe("cone axis [1]"),
-        ParamDecl::double("rcm_half_angle", 0.3).describe("cone half-angle [rad]").range(0.0, std::f64::consts::FRAC_PI_2),
-        ParamDecl::double_array("rcm_tool_axis", vec![0.0, 0.0, 1.0]).describe("tool axis in the tool frame [1]"),
-        ParamDecl::double("rcm_error_gain", 1.0).describe("gain of the cone's u [1]").range(0.0, 1e6),
+        ParamDecl::double("rcm_half_angle", 0.3)
+            .describe("cone half-angle [rad]")
+            .range(0.0, std::f64::consts::FRAC_PI_2),
+        ParamDecl::double_array("rcm_tool_axis", vec![0.0, 0.0, 1.0])
+            .describe("tool axis in the tool frame [1]"),
+        ParamDecl::double("rcm_error_gain", 1.0)
+            .describe("gain of the cone's u [1]")
+            .range(0.0, 1e6),
     ]
 }
 
 /// Parameters of `simulated_user`.
 pub fn user_declarations() -> Vec<ParamDecl> {
     vec![
-        ParamDecl::double("rate_hz", 500.0).describe("wrench publication rate [Hz]").range(1.0, 10_000.0).read_only(),
-        ParamDecl::string("operator", "cooperative").describe("cooperative (user model) or autonomous (scaled preferred direction)").read_only(),
-        ParamDecl::int("seed", 1).describe("seed of the user model").read_only(),
-        ParamDecl::string("frame_id", "base_link").describe("frame of the published wrench").read_only(),
-        ParamDecl::double("error_gain", 100.0).describe("the guidance's error_gain, to turn u back into metres [1/m]").range(1e-9, 1e9).read_only(),
-        ParamDecl::double_array("direction_hint", vec![1.0, 0.0, 0.0, 0.0, 0.0, 1.0]).describe("preferred sign of the push along D (twist) [1]").read_only(),
-        ParamDecl::double("push", 3.0).describe("push along the path [N or N m]").range(0.0, 1e4).read_only(),
-        ParamDecl::double("slow_down_error", 0.005).describe("error that halves the push [m]").range(1e-9, 1e3).read_only(),
-        ParamDecl::double("correction_gain", 200.0).describe("correction force per error [N/m]").range(0.0, 1e9).read_only(),
-        ParamDecl::double("bias", 0.3).describe("constant bias force [N]").range(0.0, 1e4).read_only(),
-        ParamDecl::double("tremor_amplitude", 0.15).describe("[N]").range(0.0, 1e4).read_only(),
-        ParamDecl::double("tremor_frequency", 9.0).describe("[Hz]").range(0.0, 1e3).read_only(),
-        ParamDecl::double("noise", 0.1).describe("low-pass force noise std [N]").range(0.0, 1e4).read_only(),
-        ParamDecl::double("reaction_delay", 0.2).describe("[s]").range(0.0, 10.0).read_only(),
-        ParamDecl::double("visual_rate", 30.0).describe("[Hz]").range(0.1, 1e4).read_only(),
-        ParamDecl::double("duration_s", 0.0).describe("stop publishing after this time [s]; 0: never").range(0.0, 1e9).read_only(),
+        ParamDecl::double("rate_hz", 500.0)
+            .describe("wrench publication rate [Hz]")
+            .range(1.0, 10_000.0)
+            .read_only(),
+        ParamDecl::string("operator", "cooperative")
+            .describe("cooperative (user model) or autonomous (scaled preferred direction)")
+            .read_only(),
+        ParamDecl::int("seed", 1)
+            .describe("seed of the user model")
+            .read_only(),
+        ParamDecl::string("frame_id", "base_link")
+            .describe("frame of the published wrench")
+            .read_only(),
+        ParamDecl::double("error_gain", 100.0)
+            .describe("the guidance's error_gain, to turn u back into metres [1/m]")
+            .range(1e-9, 1e9)
+            .read_only(),
+        ParamDecl::double_array("direction_hint", vec![1.0, 0.0, 0.0, 0.0, 0.0, 1.0])
+            .describe("preferred sign of the push along D (twist) [1]")
+            .read_only(),
+        ParamDecl::double("push", 3.0)
+            .describe("push along the path [N or N m]")
+            .range(0.0, 1e4)
+            .read_only(),
+        ParamDecl::double("slow_down_error", 0.005)
+            .describe("error that halves the push [m]")
+            .range(1e-9, 1e3)
+            .read_only(),
+        ParamDecl::double("correction_gain", 200.0)
+            .describe("correction force per error [N/m]")
+            .range(0.0, 1e9)
+            .read_only(),
+        ParamDecl::double("bias", 0.3)
+            .describe("constant bias force [N]")
+            .range(0.0, 1e4)
+            .read_only(),
+        ParamDecl::double("tremor_amplitude", 0.15)
+            .describe("[N]")
+            .range(0.0, 1e4)
+            .read_only(),
+        ParamDecl::double("tremor_frequency", 9.0)
+            .describe("[Hz]")
+            .range(0.0, 1e3)
+            .read_only(),
+        ParamDecl::double("noise", 0.1)
+            .describe("low-pass force noise std [N]")
+            .range(0.0, 1e4)
+            .read_only(),
+        ParamDecl::double("reaction_delay", 0.2)
+            .describe("[s]")
+            .range(0.0, 10.0)
+            .read_only(),
+        ParamDecl::double("visual_rate", 30.0)
+            .describe("[Hz]")
+            .range(0.1, 1e4)
+            .read_only(),
+        ParamDecl::double("duration_s", 0.0)
+            .describe("stop publishing after this time [s]; 0: never")
+            .range(0.0, 1e9)
+            .read_only(),
     ]
 }
 
@@ -202,14 +335,22 @@ mod tests {
     use super::*;
 
     fn check_yaml(file: &str, text: &str, node: &str, decls: &[ParamDecl]) -> Params {
-        let params = Params::resolve(decls, &format!("/{node}"), &[(file, text)], &[]).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let params = Params::resolve(decls, &format!("/{node}"), &[(file, text)], &[])
+            .unwrap_or_else(|e| panic!("{file}: {e}"));
         // every parameter is documented in the file with its type and default
         for d in decls {
             let key = format!("{}:", d.name);
-            let pos = text.find(&format!("    {key}")).or_else(|| text.find(&format!("# {key}"))).unwrap_or_else(|| panic!("{file} does not list {}", d.name));
+            let pos = text
+                .find(&format!("    {key}"))
+                .or_else(|| text.find(&format!("# {key}")))
+                .unwrap_or_else(|| panic!("{file} does not list {}", d.name));
             let before = &text[..pos];
             let comment = before.rsplit("\n\n").next().unwrap_or("");
-            assert!(comment.contains("default"), "{file}: {} has no documented default", d.name);
+            assert!(
+                comment.contains("default"),
+                "{file}: {} has no documented default",
+                d.name
+            );
         }
         params
     }
@@ -217,20 +358,44 @@ mod tests {
     #[test]
     fn config_files_match_declarations() {
         let c = include_str!("../../../config/admittance_controller.yaml");
-        let p = check_yaml("admittance_controller.yaml", c, CONTROLLER_NODE, &controller_declarations());
+        let p = check_yaml(
+            "admittance_controller.yaml",
+            c,
+            CONTROLLER_NODE,
+            &controller_declarations(),
+        );
         let s = ControllerSettings::from_params(&p).unwrap();
         assert_eq!(s.tool_link, "tool0");
         assert!(!s.twist_output);
         let g = include_str!("../../../config/steady_hand_guidance.yaml");
-        check_yaml("steady_hand_guidance.yaml", g, GUIDANCE_NODE, &guidance_declarations());
-        let p = check_yaml("steady_hand_guidance.yaml", g, USER_NODE, &user_declarations());
+        check_yaml(
+            "steady_hand_guidance.yaml",
+            g,
+            GUIDANCE_NODE,
+            &guidance_declarations(),
+        );
+        let p = check_yaml(
+            "steady_hand_guidance.yaml",
+            g,
+            USER_NODE,
+            &user_declarations(),
+        );
         user_model(&p).unwrap();
     }
 
     #[test]
     fn bad_output_is_refused() {
         let yaml = "admittance_controller:\n  ros__parameters:\n    robot_description_file: x.urdf\n    output: torque\n";
-        let p = Params::resolve(&controller_declarations(), "/admittance_controller", &[("p.yaml", yaml)], &[]).unwrap();
-        assert!(matches!(ControllerSettings::from_params(&p), Err(NodeError::Config { .. })));
+        let p = Params::resolve(
+            &controller_declarations(),
+            "/admittance_controller",
+            &[("p.yaml", yaml)],
+            &[],
+        )
+        .unwrap();
+        assert!(matches!(
+            ControllerSettings::from_params(&p),
+            Err(NodeError::Config { .. })
+        ));
     }
 }

@@ -73,6 +73,8 @@ fn modes() -> Vec<Mode> {
         m("L3+WM", L3, true, false),
         m("L3+CM", L3, false, true),
         m("all (L1+L2+L3+WM+CM)", L1L2L3, true, true),
+        m("L1+L2+L3+WM", L1L2L3, true, false),
+        m("L1+L2+L3+CM", L1L2L3, false, true),
     ]
 }
 
@@ -198,7 +200,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Sweeps.
     let modes = modes();
     let mut timing_csv = String::from(
-        "distance_m,mode,mean_us_per_query,l1_solved_share,l2_tests_per_query,l3_tests_per_query,cm_skipped_per_query,pairs_considered_per_query\n",
+        "distance_m,mode,mean_us_per_query,l1_solved_share,l2_tests_per_query,l3_tests_per_query,cm_skipped_per_query,pairs_considered_per_query,engine_bv_tests_per_query,engine_triangle_tests_per_query\n",
     );
     let mut results: Vec<(f64, Vec<ModeResult>)> = Vec::new();
     let pb = eval::progress(
@@ -213,14 +215,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let n = idx.len() as f64;
             writeln!(
                 timing_csv,
-                "{d},{},{:.4},{:.4},{:.3},{:.3},{:.3},{:.3}",
+                "{d},{},{:.4},{:.4},{:.3},{:.3},{:.3},{:.3},{:.1},{:.1}",
                 m.label,
                 r.mean_us,
                 r.stats.l1_solved as f64 / n,
                 r.stats.l2_tests as f64 / n,
                 r.stats.l3_tests as f64 / n,
                 r.stats.cm_skipped as f64 / n,
-                r.stats.pairs_considered as f64 / n
+                r.stats.pairs_considered as f64 / n,
+                r.stats.engine_bv_tests as f64 / n,
+                r.stats.engine_triangle_tests as f64 / n
             )?;
         }
         for (m, r) in modes.iter().zip(&rs).skip(1) {
@@ -550,12 +554,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .collect();
     println!(
         "  * Fig. 3: fastest resolution setting per distance: {}. As in the paper, L1 pays off more as the robots move \
-         apart (the whole-robot boxes separate {:.0}% of the queries at the nearest distance, {:.0}% at the farthest) and \
-         near the robots L2+L3 can beat L1+L2+L3 (an extra box test that rarely separates). Unlike the paper, L2 helps \
-         at every distance: a link-box test costs ~30 ns, a mesh query microseconds.",
+         apart (the whole-robot boxes separate {:.0}% of the queries at the nearest distance, {:.0}% at the farthest), so \
+         its gain over L2+L3 is smallest when the robots are close ({:.2} vs {:.2} µs at {} m; the paper found L2+L3 \
+         or L3 best there). Unlike the paper, L2 helps at every distance: a link-box test costs ~30 ns, a mesh query \
+         microseconds.",
         fastest.join(", "),
         100.0 * first[2].stats.l1_solved as f64 / idx.len() as f64,
-        100.0 * last[2].stats.l1_solved as f64 / idx.len() as f64
+        100.0 * last[2].stats.l1_solved as f64 / idx.len() as f64,
+        first[1].mean_us,
+        first[2].mean_us,
+        results.first().expect("distances").0
     );
     let cm_faster: Vec<String> = results
         .iter()
@@ -584,6 +592,41 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         results.len(),
         cm_faster.join(", ")
     );
+    {
+        let (d0, rs) = results.first().expect("distances");
+        let n = idx.len() as f64;
+        let per = |k: usize| {
+            (
+                rs[k].stats.l3_tests as f64 / n,
+                rs[k].stats.engine_bv_tests as f64 / n,
+                rs[k].mean_us,
+            )
+        };
+        let (p0, b0, t0) = per(0);
+        let (p1, b1, t1) = per(3);
+        let (faster, slower): (Vec<String>, Vec<String>) = {
+            let f: Vec<String> = results
+                .iter()
+                .filter(|(_, r)| r[6].mean_us < r[2].mean_us)
+                .map(|(d, _)| format!("{d}"))
+                .collect();
+            let s: Vec<String> = results
+                .iter()
+                .filter(|(_, r)| r[6].mean_us >= r[2].mean_us)
+                .map(|(d, _)| format!("{d}"))
+                .collect();
+            (f, s)
+        };
+        println!(
+            "  * Weight matrix (paper §3.2.2) at {d0} m, L3 alone vs L3+WM: {p0:.1} → {p1:.1} mesh-level pair queries per \
+             collision query (fewer, as the paper intends), {b0:.0} → {b1:.0} bounding-volume tests inside the engine, \
+             {t0:.2} → {t1:.2} µs. On top of L1+L2+L3 it was faster at [{}] m and slower at [{}] m: the pairs it ranks \
+             first (links that often collide) are also the costly ones to test, and pairs the boxes reject cost almost \
+             nothing in any order, so its gain is not reliable here; QueryOptions::default() leaves it off.",
+            faster.join(", "),
+            slower.join(", ")
+        );
+    }
     println!("\nwrote {}:", a.out.display());
     for f in [
         "grid.txt",

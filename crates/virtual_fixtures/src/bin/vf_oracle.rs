@@ -7,7 +7,9 @@ use std::io::{BufRead, Write};
 
 use clap::Parser;
 use nalgebra::Vector6;
-use rpq_virtual_fixtures::{AdmittanceController, Compliance, ControllerConfig, Guidance, Limits, Mode, Shaping};
+use rpq_virtual_fixtures::{
+    AdmittanceController, Compliance, ControllerConfig, Guidance, Limits, Mode, Shaping,
+};
 
 #[derive(Parser, Debug)]
 #[command(about = "Evaluate the virtual-fixture law for wrenches read from stdin")]
@@ -42,7 +44,11 @@ struct Args {
 }
 
 fn six(s: &str) -> Result<Vector6<f64>, Box<dyn std::error::Error>> {
-    let v: Vec<f64> = s.split([',', ' ', '\t']).filter(|t| !t.is_empty()).map(str::parse).collect::<Result<_, _>>()?;
+    let v: Vec<f64> = s
+        .split([',', ' ', '\t'])
+        .filter(|t| !t.is_empty())
+        .map(str::parse)
+        .collect::<Result<_, _>>()?;
     if v.len() != 6 {
         return Err(format!("expected 6 numbers, got `{s}`").into());
     }
@@ -57,13 +63,26 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "closed_loop" => Mode::ClosedLoop { k_d: a.k_d },
         other => return Err(format!("unknown mode {other}").into()),
     };
-    let cols: Vec<Vector6<f64>> = a.d.split(';').filter(|c| !c.trim().is_empty()).map(six).collect::<Result<_, _>>()?;
+    let cols: Vec<Vector6<f64>> =
+        a.d.split(';')
+            .filter(|c| !c.trim().is_empty())
+            .map(six)
+            .collect::<Result<_, _>>()?;
     let guidance = Guidance::from_columns(&cols, six(&a.u)?)?;
     let config = ControllerConfig {
         compliance: Compliance::new(a.c, a.c_tau)?,
         mode,
-        shaping: Shaping { force_deadband: a.force_deadband, torque_deadband: a.torque_deadband, force_scale: a.force_scale, torque_scale: a.torque_scale },
-        limits: Limits { linear_velocity: a.max_linear_velocity, angular_velocity: a.max_angular_velocity, ..Limits::default() },
+        shaping: Shaping {
+            force_deadband: a.force_deadband,
+            torque_deadband: a.torque_deadband,
+            force_scale: a.force_scale,
+            torque_scale: a.torque_scale,
+        },
+        limits: Limits {
+            linear_velocity: a.max_linear_velocity,
+            angular_velocity: a.max_angular_velocity,
+            ..Limits::default()
+        },
         rank_tolerance: Default::default(),
     };
     let mut ctl = AdmittanceController::new(config)?;
@@ -77,7 +96,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let f = six(&line)?;
         ctl.reset();
         let (v, _) = ctl.step(&f, &guidance, 0.001)?;
-        writeln!(out, "{:e} {:e} {:e} {:e} {:e} {:e}", v[0], v[1], v[2], v[3], v[4], v[5])?;
+        writeln!(
+            out,
+            "{:e} {:e} {:e} {:e} {:e} {:e}",
+            v[0], v[1], v[2], v[3], v[4], v[5]
+        )?;
     }
     Ok(())
 }

@@ -17,7 +17,9 @@ use std::pin::pin;
 use futures::StreamExt;
 use hand_teleop::settings;
 use rpq_hand::{calib, data, CalibOptions, HandModel};
-use rpq_ros::interfaces::rpq_interfaces::srv::{CalibrateGlove, CalibrateGloveRequest, CalibrateGloveResponse};
+use rpq_ros::interfaces::rpq_interfaces::srv::{
+    CalibrateGlove, CalibrateGloveRequest, CalibrateGloveResponse,
+};
 use rpq_ros::msg::std_msgs::String as StringMsg;
 use rpq_ros::node::RosNode;
 use rpq_ros::shutdown::Shutdown;
@@ -39,7 +41,12 @@ fn main() -> Result<(), Fatal> {
     rt.block_on(run()).map_err(Fatal)
 }
 
-fn calibrate(initial: &HandModel, cond: f64, default_out: &str, req: &CalibrateGloveRequest) -> CalibrateGloveResponse {
+fn calibrate(
+    initial: &HandModel,
+    cond: f64,
+    default_out: &str,
+    req: &CalibrateGloveRequest,
+) -> CalibrateGloveResponse {
     let fail = |message: String| CalibrateGloveResponse {
         success: false,
         message,
@@ -57,9 +64,16 @@ fn calibrate(initial: &HandModel, cond: f64, default_out: &str, req: &CalibrateG
         Ok(r) => r,
         Err(e) => return fail(e.to_string()),
     };
-    let out = if req.output_file.is_empty() { default_out } else { &req.output_file };
+    let out = if req.output_file.is_empty() {
+        default_out
+    } else {
+        &req.output_file
+    };
     model.name = format!("calibrated from {}", req.data_file);
-    let text = model.to_yaml_string(&format!("calibrated by glove_calibration from {}", req.data_file));
+    let text = model.to_yaml_string(&format!(
+        "calibrated by glove_calibration from {}",
+        req.data_file
+    ));
     if let Err(e) = std::fs::write(out, text) {
         return fail(format!("cannot save {out}: {e}"));
     }
@@ -70,10 +84,18 @@ fn calibrate(initial: &HandModel, cond: f64, default_out: &str, req: &CalibrateG
             "calibrated {} fingers from {} samples{}",
             report.fingers.len(),
             samples.len(),
-            if converged { "" } else { "; a finger did not converge" }
+            if converged {
+                ""
+            } else {
+                "; a finger did not converge"
+            }
         ),
         report: report.summary(),
-        fingers: report.fingers.iter().map(|r| r.finger.name().to_string()).collect(),
+        fingers: report
+            .fingers
+            .iter()
+            .map(|r| r.finger.name().to_string())
+            .collect(),
         rms_error: report.fingers.iter().map(|r| r.after.rms).collect(),
         max_error: report.fingers.iter().map(|r| r.after.max).collect(),
         condition_number: report.fingers.iter().map(|r| r.condition_number).collect(),
@@ -83,10 +105,17 @@ fn calibrate(initial: &HandModel, cond: f64, default_out: &str, req: &CalibrateG
 
 async fn run() -> Result<(), Box<dyn Error>> {
     let shutdown = Shutdown::install()?;
-    let (mut node, extra) = RosNode::from_process(settings::CALIBRATION_NODE, &settings::calibration_declarations())?;
+    let (mut node, extra) = RosNode::from_process(
+        settings::CALIBRATION_NODE,
+        &settings::calibration_declarations(),
+    )?;
     let log = node.logger().clone();
     if !extra.is_empty() {
-        ros_warn!(log, "ignoring arguments outside --ros-args: {}", extra.join(" "));
+        ros_warn!(
+            log,
+            "ignoring arguments outside --ros-args: {}",
+            extra.join(" ")
+        );
     }
     let p = node.params();
     let initial = HandModel::from_yaml_file(p.str("initial_model_file")?)?;

@@ -13,6 +13,8 @@
 //! | pub `hand_controller/joint_trajectory` | `trajectory_msgs/JointTrajectory` | one point, `trajectory_time_s`; on timeout: last command with zero velocity |
 //! | srv `~/set_fingertip_mode` | `std_srvs/SetBool` | true: fingertip mapping, false: joint-space mapping |
 //!
+//! With `contact_boxes` set, a distal link closer than `contact_distance` to a box gives a
+//! (throttled) "fingertip contact" warning (proximity engine, `rpq_proximity`).
 //! The joint states carry the stamp of the glove reading they come from (now if it is 0).
 //! Invalid readings (wrong count, missing names, NaN, outside `raw_min..raw_max`) are rejected
 //! with a (throttled) warning and the last valid command is held; after `hold_timeout_s`
@@ -23,6 +25,7 @@ use std::pin::pin;
 use std::time::{Duration, Instant, SystemTime};
 
 use futures::StreamExt;
+use hand_teleop::contact::ContactMonitor;
 use hand_teleop::convert;
 use hand_teleop::guard::{GloveGuard, TickAction};
 use hand_teleop::settings::{self, MappingSettings};
@@ -59,10 +62,15 @@ fn stamp() -> Time {
 
 async fn run() -> Result<(), Box<dyn Error>> {
     let shutdown = Shutdown::install()?;
-    let (mut node, extra) = RosNode::from_process(settings::MAPPING_NODE, &settings::mapping_declarations())?;
+    let (mut node, extra) =
+        RosNode::from_process(settings::MAPPING_NODE, &settings::mapping_declarations())?;
     let log = node.logger().clone();
     if !extra.is_empty() {
-        ros_warn!(log, "ignoring arguments outside --ros-args: {}", extra.join(" "));
+        ros_warn!(
+            log,
+            "ignoring arguments outside --ros-args: {}",
+            extra.join(" ")
+        );
     }
     let s = MappingSettings::from_params(node.params())?;
     let model = HandModel::from_yaml_file(&s.human_model_file)?;
@@ -70,10 +78,12 @@ async fn run() -> Result<(), Box<dyn Error>> {
     mapper.mode = s.mode;
     mapper.scale = s.scale;
     let mut guard = GloveGuard::new(s.raw_min, s.raw_max, s.hold_timeout_s);
+    let mut contacts = ContactMonitor::new(&s.mesh_dir, &s.contact_boxes, s.contact_distance)?;
 
     let human_pub = node.publisher::<JointState>(settings::HUMAN_JOINTS_TOPIC, qos::default())?;
     let robot_pub = node.publisher::<JointState>(settings::ROBOT_JOINTS_TOPIC, qos::default())?;
-    let traj_pub = node.publisher::<JointTrajectory>(settings::ROBOT_TRAJECTORY_TOPIC, qos::default())?;
+    let traj_pub =
+        node.publisher::<JointTrajectory>(settings::ROBOT_TRAJECTORY_TOPIC, qos::default())?;
     let glove_sub = node.subscription::<GloveReading>(settings::GLOVE_TOPIC, qos::default())?;
     let mode_srv = node.service::<SetBool>(settings::SET_MODE_SERVICE)?;
 
@@ -93,7 +103,10 @@ async fn run() -> Result<(), Box<dyn Error>> {
     );
     let mut warn = |msg: String, now: f64| {
         // identical warnings at most every 2 s
-        if last_warn.as_ref().is_none_or(|(m, t)| *m != msg || now - t > 2.0) {
+        if last_warn
+            .as_ref()
+            .is_none_or(|(m, t)| *m != msg || now - t > 2.0)
+        {
             log.warn(&msg);
             last_warn = Some((msg, now));
         }
@@ -132,6 +145,9 @@ async fn run() -> Result<(), Box<dyn Error>> {
                 let _ = robot_pub.publish(convert::robot_joint_state(&mapped.robot, t));
                 let _ = traj_pub.publish(convert::robot_trajectory(&mapped.robot, s.trajectory_time_s));
                 last_command = Some(mapped.robot);
+                for c in contacts.check(&mapped.robot) {
+                    warn(format!("fingertip contact: {} within {:.1} mm of contact box {}", c.finger.name(), c.distance * 1e3, c.object), now);
+                }
             }
             item = mode_requests.next() => {
                 if let Some(Ok((id, req))) = item {

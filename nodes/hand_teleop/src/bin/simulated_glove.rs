@@ -35,10 +35,15 @@ fn main() -> Result<(), Fatal> {
 
 async fn run() -> Result<(), Box<dyn Error>> {
     let shutdown = Shutdown::install()?;
-    let (mut node, extra) = RosNode::from_process(settings::GLOVE_NODE, &settings::glove_declarations())?;
+    let (mut node, extra) =
+        RosNode::from_process(settings::GLOVE_NODE, &settings::glove_declarations())?;
     let log = node.logger().clone();
     if !extra.is_empty() {
-        ros_warn!(log, "ignoring arguments outside --ros-args: {}", extra.join(" "));
+        ros_warn!(
+            log,
+            "ignoring arguments outside --ros-args: {}",
+            extra.join(" ")
+        );
     }
     let p = node.params();
     let model = HandModel::from_yaml_file(p.str("model_file")?)?;
@@ -49,7 +54,12 @@ async fn run() -> Result<(), Box<dyn Error>> {
     let mut tick = tokio::time::interval(Duration::from_secs_f64(1.0 / rate));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let start = Instant::now();
-    ros_info!(log, "simulated_glove ready: {} Hz on {}", rate, settings::GLOVE_TOPIC);
+    ros_info!(
+        log,
+        "simulated_glove ready: {} Hz on {}",
+        rate,
+        settings::GLOVE_TOPIC
+    );
     loop {
         tokio::select! {
             _ = shutdown.wait() => break,

@@ -25,10 +25,10 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use nalgebra::{Point3, Vector6};
 use rpq_ros::interfaces::rpq_interfaces::msg::{AdmittanceStatus, VirtualFixture};
+use rpq_ros::msg::builtin_interfaces::Time;
 use rpq_ros::msg::geometry_msgs::{TwistStamped, WrenchStamped};
 use rpq_ros::msg::sensor_msgs::JointState;
 use rpq_ros::msg::std_msgs::{Float64MultiArray, Header};
-use rpq_ros::msg::builtin_interfaces::Time;
 use rpq_ros::node::RosNode;
 use rpq_ros::shutdown::Shutdown;
 use rpq_ros::{qos, ros_info, ros_warn};
@@ -49,7 +49,10 @@ impl std::fmt::Debug for Fatal {
 }
 
 fn main() -> Result<(), Fatal> {
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| Fatal(e.into()))?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Fatal(e.into()))?;
     rt.block_on(run()).map_err(Fatal)
 }
 
@@ -90,26 +93,56 @@ impl State {
         let sensor = if msg.header.frame_id.is_empty() {
             *self.mapper.link_pose(self.sensor_link)
         } else {
-            let k = self.mapper.robot().link_index(&msg.header.frame_id).map_err(|e| fault(e.into()))?;
+            let k = self
+                .mapper
+                .robot()
+                .link_index(&msg.header.frame_id)
+                .map_err(|e| fault(e.into()))?;
             *self.mapper.link_pose(k)
         };
         let tool = Point3::from(self.mapper.tool_pose().translation.vector);
-        let f = wrench_to_base(&msg.wrench, &sensor, &tool).map_err(|_| StopReason::NonFiniteWrench)?;
-        let fresh = self.fixture.as_ref().filter(|(_, t)| now - t <= self.s.fixture_timeout);
+        let f =
+            wrench_to_base(&msg.wrench, &sensor, &tool).map_err(|_| StopReason::NonFiniteWrench)?;
+        let fresh = self
+            .fixture
+            .as_ref()
+            .filter(|(_, t)| now - t <= self.s.fixture_timeout);
         let (guidance, mode, label) = match fresh {
-            Some((fx, _)) => (fx.guidance, fx.mode.to_mode(self.s.k_d), (fx.fixture_type.clone(), fx.mode.as_str().to_string())),
-            None if self.s.require_fixture => return Err(StopReason::Fault("no fresh virtual_fixture (require_fixture)".into())),
-            None => (Guidance::empty(), Mode::Free, ("none".to_string(), "free".to_string())),
+            Some((fx, _)) => (
+                fx.guidance,
+                fx.mode.to_mode(self.s.k_d),
+                (fx.fixture_type.clone(), fx.mode.as_str().to_string()),
+            ),
+            None if self.s.require_fixture => {
+                return Err(StopReason::Fault(
+                    "no fresh virtual_fixture (require_fixture)".into(),
+                ))
+            }
+            None => (
+                Guidance::empty(),
+                Mode::Free,
+                ("none".to_string(), "free".to_string()),
+            ),
         };
         self.fixture_label = label;
         if self.config.mode != mode {
             self.config.mode = mode;
-            self.ctl.set_config(self.config).map_err(|e| fault(e.into()))?;
+            self.ctl
+                .set_config(self.config)
+                .map_err(|e| fault(e.into()))?;
         }
-        let dt = self.last_step.map_or(1.0 / self.s.rate_hz, |t| (now - t).clamp(1e-4, 0.1));
-        let (v, _) = self.ctl.step(&f, &guidance, dt).map_err(|e| fault(e.into()))?;
+        let dt = self
+            .last_step
+            .map_or(1.0 / self.s.rate_hz, |t| (now - t).clamp(1e-4, 0.1));
+        let (v, _) = self
+            .ctl
+            .step(&f, &guidance, dt)
+            .map_err(|e| fault(e.into()))?;
         self.last_step = Some(now);
-        let sol = self.mapper.solve(&self.q, &v, &mut self.qd).map_err(fault)?;
+        let sol = self
+            .mapper
+            .solve(&self.q, &v, &mut self.qd)
+            .map_err(fault)?;
         self.sigma_min = sol.sigma_min;
         self.safety.jacobian_ok(sol.sigma_min)?;
         self.scale = sol.scale;
@@ -131,11 +164,16 @@ impl State {
     fn status(&self) -> AdmittanceStatus {
         let (state, reason) = match self.safety.stopped() {
             None => (AdmittanceStatus::STATE_ACTIVE, String::new()),
-            Some(r) if !self.safety.ever_active() => (AdmittanceStatus::STATE_WAITING, r.to_string()),
+            Some(r) if !self.safety.ever_active() => {
+                (AdmittanceStatus::STATE_WAITING, r.to_string())
+            }
             Some(r) => (AdmittanceStatus::STATE_STOPPED, r.to_string()),
         };
         AdmittanceStatus {
-            header: Header { stamp: Time::now().unwrap_or_default(), frame_id: self.root.clone() },
+            header: Header {
+                stamp: Time::now().unwrap_or_default(),
+                frame_id: self.root.clone(),
+            },
             state: state.to_string(),
             reason,
             min_singular_value: self.sigma_min,
@@ -149,27 +187,39 @@ impl State {
 
 async fn run() -> Result<(), Box<dyn Error>> {
     let shutdown = Shutdown::install()?;
-    let (mut node, extra) = RosNode::from_process(settings::CONTROLLER_NODE, &settings::controller_declarations())?;
+    let (mut node, extra) = RosNode::from_process(
+        settings::CONTROLLER_NODE,
+        &settings::controller_declarations(),
+    )?;
     let log = node.logger().clone();
     if !extra.is_empty() {
-        ros_warn!(log, "ignoring arguments outside --ros-args: {}", extra.join(" "));
+        ros_warn!(
+            log,
+            "ignoring arguments outside --ros-args: {}",
+            extra.join(" ")
+        );
     }
     let s = ControllerSettings::from_params(node.params())?;
     let robot = load_robot(&s.robot_description_file)?;
     let order = JointOrder::new(robot.joint_names().map(str::to_string).collect());
     let out_map = order.output_map(&s.joint_names)?;
-    let sensor_link = robot.link_index(&s.sensor_frame).map_err(|e| NodeError::config("sensor_frame", e.to_string()))?;
+    let sensor_link = robot
+        .link_index(&s.sensor_frame)
+        .map_err(|e| NodeError::config("sensor_frame", e.to_string()))?;
     let root = robot.root_link().name.clone();
     let n = robot.dof();
-    let mut mapper = JointMapper::new(robot, &s.tool_link).map_err(|e| NodeError::config("tool_link", e.to_string()))?;
+    let mut mapper = JointMapper::new(robot, &s.tool_link)
+        .map_err(|e| NodeError::config("tool_link", e.to_string()))?;
     mapper.position_margin = s.position_margin;
     mapper.lookahead = 2.0 / s.rate_hz;
     let ctl = AdmittanceController::new(s.control)?;
 
-    let vel_pub = node.publisher::<Float64MultiArray>(settings::VELOCITY_COMMANDS_TOPIC, qos::default())?;
+    let vel_pub =
+        node.publisher::<Float64MultiArray>(settings::VELOCITY_COMMANDS_TOPIC, qos::default())?;
     let twist_pub = node.publisher::<TwistStamped>(settings::TWIST_TOPIC, qos::default())?;
     let status_pub = node.publisher::<AdmittanceStatus>(settings::STATUS_TOPIC, qos::default())?;
-    let wrench_sub = node.subscription::<WrenchStamped>(settings::WRENCH_TOPIC, qos::sensor_data())?;
+    let wrench_sub =
+        node.subscription::<WrenchStamped>(settings::WRENCH_TOPIC, qos::sensor_data())?;
     let js_sub = node.subscription::<JointState>(settings::JOINT_STATES_TOPIC, qos::default())?;
     let fx_sub = node.subscription::<VirtualFixture>(settings::FIXTURE_TOPIC, qos::default())?;
 
@@ -183,7 +233,11 @@ async fn run() -> Result<(), Box<dyn Error>> {
         sensor_link,
         root,
         ctl,
-        safety: SafetyMonitor::new(steady_hand::safety::SafetyConfig { wrench_timeout: 0.0, joint_state_timeout: 0.0, min_singular_value: 0.0 }),
+        safety: SafetyMonitor::new(steady_hand::safety::SafetyConfig {
+            wrench_timeout: 0.0,
+            joint_state_timeout: 0.0,
+            min_singular_value: 0.0,
+        }),
         q: vec![0.0; n],
         qd: vec![0.0; n],
         out: vec![0.0; n],
@@ -206,7 +260,17 @@ async fn run() -> Result<(), Box<dyn Error>> {
     let mut status_tick = interval(Duration::from_millis(100));
     status_tick.set_missed_tick_behavior(MissedTickBehavior::Skip);
     let mut last_status: Option<(String, String, String, String)> = None;
-    ros_info!(log, "admittance_controller ready: {} joints, tool {}, output {}", n, st.s.tool_link, if st.s.twist_output { "twist" } else { "joint_velocity" });
+    ros_info!(
+        log,
+        "admittance_controller ready: {} joints, tool {}, output {}",
+        n,
+        st.s.tool_link,
+        if st.s.twist_output {
+            "twist"
+        } else {
+            "joint_velocity"
+        }
+    );
 
     loop {
         // what happened: Some(true) = run a step and publish; Some(false) = watchdog check
@@ -252,11 +316,17 @@ async fn run() -> Result<(), Box<dyn Error>> {
         if let Some(run_step) = step {
             let now = st.now();
             let was_stopped = st.safety.stopped().is_some();
-            let outcome = if run_step { st.compute(now) } else { st.safety.inputs_ok(now) };
+            let outcome = if run_step {
+                st.compute(now)
+            } else {
+                st.safety.inputs_ok(now)
+            };
             let ok = outcome.is_ok();
             let transition = st.safety.record(outcome);
             match &transition {
-                Some(Transition::Stopped(r)) if st.safety.ever_active() => ros_warn!(log, "stopping: {r}"),
+                Some(Transition::Stopped(r)) if st.safety.ever_active() => {
+                    ros_warn!(log, "stopping: {r}")
+                }
                 Some(Transition::Resumed) => ros_info!(log, "active"),
                 _ => {}
             }
@@ -277,15 +347,25 @@ async fn run() -> Result<(), Box<dyn Error>> {
             }
             if publish {
                 if st.s.twist_output {
-                    let mut msg = TwistStamped::default();
-                    msg.header = Header { stamp: Time::now().unwrap_or_default(), frame_id: st.root.clone() };
                     let t = &st.twist;
-                    msg.twist.linear = rpq_ros::msg::geometry_msgs::Vector3 { x: t[0], y: t[1], z: t[2] };
-                    msg.twist.angular = rpq_ros::msg::geometry_msgs::Vector3 { x: t[3], y: t[4], z: t[5] };
+                    let v3 = |x, y, z| rpq_ros::msg::geometry_msgs::Vector3 { x, y, z };
+                    let msg = TwistStamped {
+                        header: Header {
+                            stamp: Time::now().unwrap_or_default(),
+                            frame_id: st.root.clone(),
+                        },
+                        twist: rpq_ros::msg::geometry_msgs::Twist {
+                            linear: v3(t[0], t[1], t[2]),
+                            angular: v3(t[3], t[4], t[5]),
+                        },
+                    };
                     if let Err(e) = twist_pub.publish(msg) {
                         ros_warn!(log, "cannot publish the twist: {e}");
                     }
-                } else if let Err(e) = vel_pub.publish(Float64MultiArray { data: st.out.clone(), ..Default::default() }) {
+                } else if let Err(e) = vel_pub.publish(Float64MultiArray {
+                    data: st.out.clone(),
+                    ..Default::default()
+                }) {
                     ros_warn!(log, "cannot publish the velocity command: {e}");
                 }
             }
@@ -293,12 +373,25 @@ async fn run() -> Result<(), Box<dyn Error>> {
             // keep the robot stopped even if a zero command was lost
             st.stop_outputs();
             if !st.s.twist_output {
-                let _ = vel_pub.publish(Float64MultiArray { data: st.out.clone(), ..Default::default() });
+                let _ = vel_pub.publish(Float64MultiArray {
+                    data: st.out.clone(),
+                    ..Default::default()
+                });
             }
         }
         let status = st.status();
-        let kind = status.reason.split(" (").next().unwrap_or_default().to_string();
-        let key = (status.state.clone(), kind, status.fixture_type.clone(), status.mode.clone());
+        let kind = status
+            .reason
+            .split(" (")
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        let key = (
+            status.state.clone(),
+            kind,
+            status.fixture_type.clone(),
+            status.mode.clone(),
+        );
         if force_status || last_status.as_ref() != Some(&key) {
             last_status = Some(key);
             if let Err(e) = status_pub.publish(status) {

@@ -42,16 +42,24 @@ impl std::fmt::Debug for Fatal {
 }
 
 fn main() -> Result<(), Fatal> {
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| Fatal(e.into()))?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Fatal(e.into()))?;
     rt.block_on(run()).map_err(Fatal)
 }
 
 async fn run() -> Result<(), Box<dyn Error>> {
     let shutdown = Shutdown::install()?;
-    let (mut node, extra) = RosNode::from_process(settings::USER_NODE, &settings::user_declarations())?;
+    let (mut node, extra) =
+        RosNode::from_process(settings::USER_NODE, &settings::user_declarations())?;
     let log = node.logger().clone();
     if !extra.is_empty() {
-        ros_warn!(log, "ignoring arguments outside --ros-args: {}", extra.join(" "));
+        ros_warn!(
+            log,
+            "ignoring arguments outside --ros-args: {}",
+            extra.join(" ")
+        );
     }
     let p = node.params().clone();
     let rate = p.f64("rate_hz")?;
@@ -59,7 +67,13 @@ async fn run() -> Result<(), Box<dyn Error>> {
     let autonomous = match p.str("operator")? {
         "cooperative" => false,
         "autonomous" => true,
-        other => return Err(NodeError::config("operator", format!("`{other}` is neither cooperative nor autonomous")).into()),
+        other => {
+            return Err(NodeError::config(
+                "operator",
+                format!("`{other}` is neither cooperative nor autonomous"),
+            )
+            .into())
+        }
     };
     let hint = p.f64_array("direction_hint")?;
     if hint.len() != 6 || !hint.iter().all(|x| x.is_finite()) {
@@ -79,10 +93,22 @@ async fn run() -> Result<(), Box<dyn Error>> {
     let mut tick = interval(Duration::from_secs_f64(dt));
     tick.set_missed_tick_behavior(MissedTickBehavior::Skip);
     let start = Instant::now();
-    let mut obs = Observation { intended: hint.try_normalize(1e-300).unwrap_or_else(Vector6::zeros), error: Vector6::zeros() };
+    let mut obs = Observation {
+        intended: hint.try_normalize(1e-300).unwrap_or_else(Vector6::zeros),
+        error: Vector6::zeros(),
+    };
     let mut primed = false;
     let mut finished = false;
-    ros_info!(log, "simulated_user ready: {} at {} Hz", if autonomous { "autonomous" } else { "cooperative" }, rate);
+    ros_info!(
+        log,
+        "simulated_user ready: {} at {} Hz",
+        if autonomous {
+            "autonomous"
+        } else {
+            "cooperative"
+        },
+        rate
+    );
 
     loop {
         tokio::select! {

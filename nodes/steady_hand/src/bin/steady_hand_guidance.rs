@@ -22,8 +22,8 @@ use futures::StreamExt;
 use nalgebra::{Isometry3, Point3, Vector3};
 use rpq_ros::interfaces::rpq_interfaces::msg::VirtualFixture;
 use rpq_ros::interfaces::rpq_interfaces::srv::{
-    LoadPath, LoadPathRequest, LoadPathResponse, SetFixtureMode, SetFixtureModeRequest, SetFixtureModeResponse, SetRcmCone,
-    SetRcmConeRequest, SetRcmConeResponse,
+    LoadPath, LoadPathRequest, LoadPathResponse, SetFixtureMode, SetFixtureModeRequest,
+    SetFixtureModeResponse, SetRcmCone, SetRcmConeRequest, SetRcmConeResponse,
 };
 use rpq_ros::msg::builtin_interfaces::Time;
 use rpq_ros::msg::sensor_msgs::JointState;
@@ -32,8 +32,12 @@ use rpq_ros::node::RosNode;
 use rpq_ros::params::Params;
 use rpq_ros::shutdown::Shutdown;
 use rpq_ros::{qos, ros_info, ros_warn};
-use rpq_virtual_fixtures::{Guidance, GuidanceSource, PlaneSurface, PointTarget, PolylinePath, RcmCone};
-use steady_hand::convert::{fixture_to_msg, parse_path_text, points_from_flat, FixtureMode, JointOrder};
+use rpq_virtual_fixtures::{
+    Guidance, GuidanceSource, PlaneSurface, PointTarget, PolylinePath, RcmCone,
+};
+use steady_hand::convert::{
+    fixture_to_msg, parse_path_text, points_from_flat, FixtureMode, JointOrder,
+};
 use steady_hand::joints::JointMapper;
 use steady_hand::settings;
 use steady_hand::{load_robot, NodeError};
@@ -48,7 +52,10 @@ impl std::fmt::Debug for Fatal {
 }
 
 fn main() -> Result<(), Fatal> {
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| Fatal(e.into()))?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Fatal(e.into()))?;
     rt.block_on(run()).map_err(Fatal)
 }
 
@@ -89,12 +96,18 @@ impl Sources {
     }
 
     fn make_path(&self, pts: &[Point3<f64>]) -> Result<PolylinePath, NodeError> {
-        Ok(PolylinePath::new(pts)?.with_error_gain(self.error_gain).with_free_rotation(self.free_rotation))
+        Ok(PolylinePath::new(pts)?
+            .with_error_gain(self.error_gain)
+            .with_free_rotation(self.free_rotation))
     }
 
     fn load_path(&mut self, req: &LoadPathRequest) -> LoadPathResponse {
         let pts = if !req.points.is_empty() {
-            Ok(req.points.iter().map(|p| Point3::new(p.x, p.y, p.z)).collect::<Vec<_>>())
+            Ok(req
+                .points
+                .iter()
+                .map(|p| Point3::new(p.x, p.y, p.z))
+                .collect::<Vec<_>>())
         } else if !req.file.is_empty() {
             std::fs::read_to_string(&req.file)
                 .map_err(|e| NodeError::bad(req.file.clone(), e.to_string()))
@@ -107,75 +120,138 @@ impl Sources {
                 let length = path.length();
                 self.path = Some(path);
                 self.active = VirtualFixture::TYPE_PATH.into();
-                LoadPathResponse { success: true, message: String::new(), length }
+                LoadPathResponse {
+                    success: true,
+                    message: String::new(),
+                    length,
+                }
             }
-            Err(e) => LoadPathResponse { success: false, message: e.to_string(), length: 0.0 },
+            Err(e) => LoadPathResponse {
+                success: false,
+                message: e.to_string(),
+                length: 0.0,
+            },
         }
     }
 
     fn set_cone(&mut self, req: &SetRcmConeRequest) -> SetRcmConeResponse {
         let tool = Vector3::new(req.tool_axis.x, req.tool_axis.y, req.tool_axis.z);
-        let tool = if tool.norm() == 0.0 { Vector3::z() } else { tool };
-        match RcmCone::new(Point3::new(req.center.x, req.center.y, req.center.z), Vector3::new(req.axis.x, req.axis.y, req.axis.z), req.half_angle, tool) {
+        let tool = if tool.norm() == 0.0 {
+            Vector3::z()
+        } else {
+            tool
+        };
+        match RcmCone::new(
+            Point3::new(req.center.x, req.center.y, req.center.z),
+            Vector3::new(req.axis.x, req.axis.y, req.axis.z),
+            req.half_angle,
+            tool,
+        ) {
             Ok(c) => {
                 self.cone = c.with_error_gain(self.rcm_error_gain);
                 self.active = VirtualFixture::TYPE_RCM_CONE.into();
-                SetRcmConeResponse { success: true, message: String::new() }
+                SetRcmConeResponse {
+                    success: true,
+                    message: String::new(),
+                }
             }
-            Err(e) => SetRcmConeResponse { success: false, message: e.to_string() },
+            Err(e) => SetRcmConeResponse {
+                success: false,
+                message: e.to_string(),
+            },
         }
     }
 
     fn set_mode(&mut self, req: &SetFixtureModeRequest) -> SetFixtureModeResponse {
         let mode = match FixtureMode::parse(&req.mode) {
             Ok(m) => m,
-            Err(e) => return SetFixtureModeResponse { success: false, message: e.to_string() },
+            Err(e) => {
+                return SetFixtureModeResponse {
+                    success: false,
+                    message: e.to_string(),
+                }
+            }
         };
-        let known = [VirtualFixture::TYPE_NONE, VirtualFixture::TYPE_PATH, VirtualFixture::TYPE_PLANE, VirtualFixture::TYPE_POINT, VirtualFixture::TYPE_RCM_CONE];
+        let known = [
+            VirtualFixture::TYPE_NONE,
+            VirtualFixture::TYPE_PATH,
+            VirtualFixture::TYPE_PLANE,
+            VirtualFixture::TYPE_POINT,
+            VirtualFixture::TYPE_RCM_CONE,
+        ];
         if !req.fixture_type.is_empty() {
             if !known.contains(&req.fixture_type.as_str()) {
-                return SetFixtureModeResponse { success: false, message: format!("unknown fixture type `{}`", req.fixture_type) };
+                return SetFixtureModeResponse {
+                    success: false,
+                    message: format!("unknown fixture type `{}`", req.fixture_type),
+                };
             }
             if req.fixture_type == VirtualFixture::TYPE_PATH && self.path.is_none() {
-                return SetFixtureModeResponse { success: false, message: "no path loaded (call ~/load_path first)".into() };
+                return SetFixtureModeResponse {
+                    success: false,
+                    message: "no path loaded (call ~/load_path first)".into(),
+                };
             }
             self.active = req.fixture_type.clone();
         }
         self.mode = mode;
-        SetFixtureModeResponse { success: true, message: format!("{} {}", self.active, mode.as_str()) }
+        SetFixtureModeResponse {
+            success: true,
+            message: format!("{} {}", self.active, mode.as_str()),
+        }
     }
 }
 
 async fn run() -> Result<(), Box<dyn Error>> {
     let shutdown = Shutdown::install()?;
-    let (mut node, extra) = RosNode::from_process(settings::GUIDANCE_NODE, &settings::guidance_declarations())?;
+    let (mut node, extra) =
+        RosNode::from_process(settings::GUIDANCE_NODE, &settings::guidance_declarations())?;
     let log = node.logger().clone();
     if !extra.is_empty() {
-        ros_warn!(log, "ignoring arguments outside --ros-args: {}", extra.join(" "));
+        ros_warn!(
+            log,
+            "ignoring arguments outside --ros-args: {}",
+            extra.join(" ")
+        );
     }
     let p = node.params().clone();
     let robot = load_robot(p.str("robot_description_file")?)?;
     let root = robot.root_link().name.clone();
     let order = JointOrder::new(robot.joint_names().map(str::to_string).collect());
     let n = robot.dof();
-    let mut mapper = JointMapper::new(robot, p.str("tool_link")?).map_err(|e| NodeError::config("tool_link", e.to_string()))?;
+    let mut mapper = JointMapper::new(robot, p.str("tool_link")?)
+        .map_err(|e| NodeError::config("tool_link", e.to_string()))?;
     let error_gain = p.f64("error_gain")?;
     let rcm_error_gain = p.f64("rcm_error_gain")?;
     let mut src = Sources {
         path: None,
-        plane: PlaneSurface::new(Point3::from(vec3(&p, "plane_origin")?), vec3(&p, "plane_normal")?, p.bool("free_rotation")?)?,
-        point: PointTarget { target: Point3::from(vec3(&p, "point_target")?) },
-        cone: RcmCone::new(Point3::from(vec3(&p, "rcm_center")?), vec3(&p, "rcm_axis")?, p.f64("rcm_half_angle")?, vec3(&p, "rcm_tool_axis")?)?
-            .with_error_gain(rcm_error_gain),
+        plane: PlaneSurface::new(
+            Point3::from(vec3(&p, "plane_origin")?),
+            vec3(&p, "plane_normal")?,
+            p.bool("free_rotation")?,
+        )?,
+        point: PointTarget {
+            target: Point3::from(vec3(&p, "point_target")?),
+        },
+        cone: RcmCone::new(
+            Point3::from(vec3(&p, "rcm_center")?),
+            vec3(&p, "rcm_axis")?,
+            p.f64("rcm_half_angle")?,
+            vec3(&p, "rcm_tool_axis")?,
+        )?
+        .with_error_gain(rcm_error_gain),
         active: p.str("fixture_type")?.to_string(),
-        mode: FixtureMode::parse(p.str("mode")?).map_err(|e| NodeError::config("mode", e.to_string()))?,
+        mode: FixtureMode::parse(p.str("mode")?)
+            .map_err(|e| NodeError::config("mode", e.to_string()))?,
         error_gain,
         free_rotation: p.bool("free_rotation")?,
         rcm_error_gain,
     };
     let path_pts = if !p.str("path_file")?.is_empty() {
         let f = p.str("path_file")?;
-        Some(parse_path_text(&std::fs::read_to_string(f).map_err(|e| NodeError::config("path_file", format!("{f}: {e}")))?)?)
+        Some(parse_path_text(&std::fs::read_to_string(f).map_err(
+            |e| NodeError::config("path_file", format!("{f}: {e}")),
+        )?)?)
     } else if !p.f64_array("path_points")?.is_empty() {
         Some(points_from_flat(p.f64_array("path_points")?)?)
     } else {
@@ -185,7 +261,8 @@ async fn run() -> Result<(), Box<dyn Error>> {
         src.path = Some(src.make_path(&pts)?);
     }
     let mut probe = Guidance::empty();
-    src.evaluate(&Isometry3::identity(), &mut probe).map_err(|e| NodeError::config("fixture_type", e))?;
+    src.evaluate(&Isometry3::identity(), &mut probe)
+        .map_err(|e| NodeError::config("fixture_type", e))?;
 
     let fx_pub = node.publisher::<VirtualFixture>(settings::FIXTURE_TOPIC, qos::default())?;
     let js_sub = node.subscription::<JointState>(settings::JOINT_STATES_TOPIC, qos::default())?;
@@ -201,7 +278,12 @@ async fn run() -> Result<(), Box<dyn Error>> {
     let mut q = vec![0.0; n];
     let mut have_q = false;
     let mut g = Guidance::empty();
-    ros_info!(log, "steady_hand_guidance ready: {} {}", src.active, src.mode.as_str());
+    ros_info!(
+        log,
+        "steady_hand_guidance ready: {} {}",
+        src.active,
+        src.mode.as_str()
+    );
 
     loop {
         tokio::select! {
