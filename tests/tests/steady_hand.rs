@@ -533,3 +533,91 @@ fn watchdog_stops_within_two_periods() {
         "zero command {delay:.4} s after the last wrench, bound {bound:.4} s"
     );
 }
+
+/// Third-party peer: rclpy (rmw_fastrtps_cpp) publishes the wrench and reads the controller's
+/// twist; in free mode (no fixture) the twist must be eq. 1, `v = c f`.
+#[test]
+fn rclpy_peer_drives_the_controller() {
+    let env = TestEnv::new();
+    let mut ctl = spawn_node(
+        &env,
+        "admittance_controller",
+        &[
+            p(&format!(
+                "robot_description_file:={}",
+                rx60_urdf().display()
+            ))
+            .to_vec(),
+            p("output:=twist").to_vec(),
+            p("c:=0.01").to_vec(),
+            p("force_deadband:=0.0").to_vec(),
+            p("torque_scale:=0.0").to_vec(),
+            p("max_linear_acceleration:=1e9").to_vec(),
+            p("max_angular_acceleration:=1e9").to_vec(),
+            p("wrench_timeout_s:=1.0").to_vec(),
+        ]
+        .concat(),
+        "admittance_controller ready",
+    );
+    // joint states for the controller (it needs them even for twist output)
+    let mut sim = spawn_robot_sim(&env, &["-p", START]);
+    let mut publisher = env.command(rpq_tests::python());
+    publisher
+        .arg(rpq_tests::peer_script("rclpy_peer.py"))
+        .args(["pub", "--topic", WRENCH_TOPIC, "--type", "geometry_msgs/msg/WrenchStamped"])
+        .args(["--yaml", "{header: {frame_id: base_link}, wrench: {force: {x: 1.0, y: -2.0, z: 0.5}, torque: {x: 0.3, y: 0.0, z: 0.0}}}"])
+        .args(["--rate", "50", "--count", "400", "--timeout", "30"]);
+    let mut publisher = NodeProcess::spawn("rclpy pub", publisher);
+    let out = env.run_peer(
+        "rclpy_peer.py",
+        &[
+            "echo",
+            "--topic",
+            "/twist_command",
+            "--type",
+            "geometry_msgs/msg/TwistStamped",
+            "--count",
+            "5",
+            "--timeout",
+            "20",
+        ],
+    );
+    publisher.stop(Duration::from_secs(3));
+    ctl.stop(Duration::from_secs(3));
+    sim.stop(Duration::from_secs(3));
+    out.assert_ok("rclpy echo of /twist_command");
+    let msgs = out.records_of("message");
+    assert_eq!(msgs.len(), 5);
+    let expected = oracle(
+        &[
+            "--c",
+            "0.01",
+            "--mode",
+            "free",
+            "--torque-scale",
+            "0",
+            "--max-linear-velocity",
+            "0.1",
+            "--max-angular-velocity",
+            "0.5",
+        ],
+        &[[1.0, -2.0, 0.5, 0.3, 0.0, 0.0]],
+    )[0];
+    assert!((expected[0] - 0.01).abs() < 1e-15 && (expected[1] + 0.02).abs() < 1e-15);
+    for m in msgs {
+        let t = &m["data"]["twist"];
+        let got = [
+            t["linear"]["x"].as_f64().unwrap(),
+            t["linear"]["y"].as_f64().unwrap(),
+            t["linear"]["z"].as_f64().unwrap(),
+            t["angular"]["x"].as_f64().unwrap(),
+            t["angular"]["y"].as_f64().unwrap(),
+            t["angular"]["z"].as_f64().unwrap(),
+        ];
+        assert!(
+            dist(&got, &expected) < 1e-12,
+            "rclpy saw {got:?}, library gives {expected:?}"
+        );
+        assert_eq!(m["data"]["header"]["frame_id"].as_str(), Some("base_link"));
+    }
+}

@@ -104,6 +104,7 @@ fn edited_files_with_unknown_names_or_moved_robots_are_rejected() {
             samples: 10,
             margin: -1.0,
             seed: 1,
+            ..GeneratorSettings::default()
         },
         None,
     )

@@ -3,7 +3,8 @@
 //! Virtual Fixtures" (ICRA 2003). No ROS types.
 //!
 //! * [`Projection`]: the span `[D] = D(D'D)⁺D'` and kernel `<D> = I − [D]` projectors of a
-//!   6 × n preferred-direction matrix (eqs. 2-5), by SVD with a documented [`RankTolerance`];
+//!   6 × n preferred-direction matrix (eqs. 2-5), by rank-revealing QR with a documented
+//!   [`RankTolerance`];
 //!   rank-deficient `D` and `D = 0` are handled.
 //! * [`Compliance`]: the admittance law `v = c([D] + c_τ<D>) f` (eq. 8) — hard, soft,
 //!   isotropic, and `c_τ > 1` by swapping the roles of the subspaces.

@@ -137,6 +137,29 @@ impl Guidance {
     }
 }
 
+impl Guidance {
+    /// Combines two fixtures in parallel (the paper's open problem of combining guidance
+    /// modes): the preferred directions become `span(D_a) ∩ span(D_b)` — motion allowed by both
+    /// — and `u = u_a + u_b`. The intersection is the null space of `<D_a> + <D_b>` (a sum of
+    /// projectors, symmetric positive semi-definite), taken from its eigen-decomposition with
+    /// eigenvalues below `1e-9`. `None` if either projection fails.
+    pub fn intersect(a: &Guidance, b: &Guidance, tol: &crate::RankTolerance) -> Option<Guidance> {
+        let pa = crate::Projection::of_columns_unchecked(a.columns(), tol)?;
+        let pb = crate::Projection::of_columns_unchecked(b.columns(), tol)?;
+        let s = pa.kernel() + pb.kernel();
+        let eig = nalgebra::SymmetricEigen::try_new(s, 5.0 * f64::EPSILON, 10_000)?;
+        let mut g = Guidance::empty();
+        for i in 0..6 {
+            if eig.eigenvalues[i].abs() < 1e-9 {
+                g.cols[g.n] = eig.eigenvectors.column(i).into_owned();
+                g.n += 1;
+            }
+        }
+        g.u = a.u + b.u;
+        Some(g)
+    }
+}
+
 /// A motion objective `S` with its preferred directions and error command.
 pub trait GuidanceSource {
     /// Writes `D(x)` and `u(x)` for the tool pose `x` (base frame) into `out`. `&mut self`
@@ -937,6 +960,56 @@ mod tests {
         assert!(TriangleMeshSurface::new(vec![Point3::origin(); 3], vec![[0, 1, 2]]).is_err());
         assert!(TriangleMeshSurface::new(vec![Point3::origin(); 3], vec![[0, 1, 5]]).is_err());
         assert!(PlaneSurface::new(Point3::origin(), Vector3::zeros(), false).is_err());
+    }
+
+    #[test]
+    fn intersection_of_two_planes_is_their_line() {
+        let tol = crate::RankTolerance::default();
+        let xy = Guidance::from_columns(&[Vector6::x(), Vector6::y()], Vector6::z()).unwrap();
+        let xz = Guidance::from_columns(&[Vector6::x() + Vector6::z(), Vector6::z()], Vector6::y())
+            .unwrap();
+        let g = Guidance::intersect(&xy, &xz, &tol).unwrap();
+        assert_eq!(g.n(), 1);
+        assert!((g.columns()[0].abs() - Vector6::x()).norm() < 1e-12);
+        assert_eq!(g.u, Vector6::y() + Vector6::z());
+        // disjoint subspaces: nothing is allowed
+        let z = Guidance::from_columns(&[Vector6::z()], Vector6::zeros()).unwrap();
+        assert_eq!(Guidance::intersect(&xy, &z, &tol).unwrap().n(), 0);
+    }
+
+    proptest! {
+        /// dim(A ∩ B) = dim A + dim B − dim(A + B), and every result column lies in both.
+        #[test]
+        fn intersection_dimension_and_membership(
+            a in proptest::collection::vec(proptest::array::uniform6(-1.0f64..1.0), 0..5),
+            b in proptest::collection::vec(proptest::array::uniform6(-1.0f64..1.0), 0..5),
+            shared in proptest::collection::vec(proptest::array::uniform6(-1.0f64..1.0), 0..3),
+        ) {
+            let tol = crate::RankTolerance::default();
+            let mut ca: Vec<Vector6<f64>> = a.into_iter().map(Vector6::from).collect();
+            let mut cb: Vec<Vector6<f64>> = b.into_iter().map(Vector6::from).collect();
+            for s in shared {
+                if ca.len() < 6 && cb.len() < 6 {
+                    ca.push(Vector6::from(s));
+                    cb.push(Vector6::from(s) * 2.0);
+                }
+            }
+            let ga = Guidance::from_columns(&ca, Vector6::zeros()).unwrap();
+            let gb = Guidance::from_columns(&cb, Vector6::zeros()).unwrap();
+            let g = Guidance::intersect(&ga, &gb, &tol).unwrap();
+            let pa = crate::Projection::of_columns(&ca, &tol).unwrap().unwrap();
+            let pb = crate::Projection::of_columns(&cb, &tol).unwrap().unwrap();
+            let all: Vec<_> = ca.iter().chain(&cb).copied().collect();
+            let mut sum = nalgebra::Matrix6::zeros();
+            for c in &all { sum += c * c.transpose(); }
+            let dim_sum = crate::Projection::of_matrix(&sum, &tol).unwrap().rank;
+            prop_assume!(dim_sum <= 6 && pa.rank + pb.rank >= dim_sum);
+            prop_assert_eq!(g.n(), pa.rank + pb.rank - dim_sum);
+            for c in g.columns() {
+                prop_assert!(pa.kernel_of(c).norm() < 1e-6);
+                prop_assert!(pb.kernel_of(c).norm() < 1e-6);
+            }
+        }
     }
 
     #[test]

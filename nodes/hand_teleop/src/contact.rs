@@ -67,7 +67,7 @@ pub fn box_mesh(c: [f64; 3], h: [f64; 3]) -> (Vec<Point3<f64>>, Vec<[u32; 3]>) {
 impl ContactMonitor {
     /// Loads the distal meshes from `mesh_dir` and builds the boxes (`6 × n` values).
     pub fn new(mesh_dir: &str, boxes: &[f64], threshold: f64) -> Result<Self, String> {
-        if boxes.len() % 6 != 0 {
+        if !boxes.len().is_multiple_of(6) {
             return Err(format!(
                 "contact_boxes needs 6 values per box, got {}",
                 boxes.len()

@@ -4,6 +4,7 @@
 //!
 //! - [`guard`]: validation of raw glove readings (count, NaN, range) and the
 //!   hold-then-stop state machine of `hand_mapping`.
+//! - [`bag_input`]: calibration samples from a rosbag2 (glove readings + fingertip points).
 //! - [`contact`]: fingertip contact warnings with the proximity engine.
 //! - [`convert`]: `GloveReading` ↔ raw vectors, `JointState` / `JointTrajectory` builders.
 //! - [`fixture`]: the glove stream of the rosbag replay test (`tests/bags/hand_glove/`) and
@@ -12,6 +13,7 @@
 //!   `config/glove_calibration.yaml`, kept in sync by tests).
 #![warn(missing_docs)]
 
+pub mod bag_input;
 pub mod contact;
 pub mod convert;
 pub mod fixture;

@@ -102,6 +102,17 @@ impl JointMapper {
         let qd: DVector<f64> = svd
             .solve(v, tol)
             .map_err(|e| NodeError::bad("Jacobian pseudo-inverse", e))?;
+        // nalgebra 0.34's SVD can return wrong factors for rank-deficient input: with at least
+        // six joints the twist must be reproduced exactly, so check it.
+        if n >= 6 && sigma_min > tol {
+            let residual = (&self.jacobian * &qd - v).norm();
+            if residual > 1e-6 * (1.0 + v.norm()) {
+                return Err(NodeError::bad(
+                    "Jacobian pseudo-inverse",
+                    format!("inaccurate (residual {residual:.1e})"),
+                ));
+            }
+        }
         let mut scale: f64 = 1.0;
         for (i, l) in self.robot.joint_limits().iter().enumerate() {
             let w = qd[i];

@@ -87,6 +87,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 samples: args.cm_samples,
                 margin: args.cm_margin,
                 seed: 1,
+                ..GeneratorSettings::default()
             },
             Some(&pb),
         )?;

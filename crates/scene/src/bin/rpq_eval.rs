@@ -187,6 +187,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 samples: a.cm_samples,
                 margin: a.cm_margin,
                 seed: 1,
+                ..GeneratorSettings::default()
             },
             Some(&pb),
         )?;

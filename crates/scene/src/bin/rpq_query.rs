@@ -39,8 +39,9 @@ struct Args {
     /// Collision-matrix file to use instead of the scene's.
     #[arg(long)]
     collision_matrix_file: Option<PathBuf>,
-    /// Generate a collision matrix for the scene by sampling and write it here (YAML);
-    /// the scene's own `collision_matrix` entry is ignored.
+    /// Generate a collision matrix for the scene and write it here (YAML): pairs proven
+    /// apart, then random sampling and local refinement; the scene's own
+    /// `collision_matrix` entry is ignored.
     #[arg(long)]
     generate_collision_matrix: Option<PathBuf>,
     /// Samples for --generate-collision-matrix.
@@ -49,6 +50,12 @@ struct Args {
     /// Safety margin (m) for --generate-collision-matrix.
     #[arg(long, default_value_t = 0.05)]
     margin: f64,
+    /// Local searches per pair not brought within the margin by a sample (0: none).
+    #[arg(long, default_value_t = 8)]
+    refine_starts: usize,
+    /// Distance queries per local search.
+    #[arg(long, default_value_t = 400)]
+    refine_evaluations: usize,
 }
 
 fn parse_levels(s: &str) -> Result<ResolutionLevels, String> {
@@ -80,6 +87,8 @@ fn run(a: Args) -> Result<(), SceneError> {
                 samples: a.samples,
                 margin: a.margin,
                 seed: 1,
+                refine_starts: a.refine_starts,
+                refine_evaluations: a.refine_evaluations,
             },
             Some(&pb),
         )?;

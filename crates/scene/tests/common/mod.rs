@@ -20,6 +20,7 @@ pub fn pair_with_cm(d: f64) -> Scenario {
             samples: 20_000,
             margin: 0.05,
             seed: 1,
+            ..GeneratorSettings::default()
         },
         None,
     )

@@ -155,7 +155,7 @@ fn main() {
     });
     println!(
         "{:<58} {:>10.1} {:>10.1} {:>8.2}",
-        "open loop, D 6x3 rank 2 (SVD)",
+        "open loop, D 6x3 rank 2 (pivoted QR)",
         ours,
         peer,
         peer / ours

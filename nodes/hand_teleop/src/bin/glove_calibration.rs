@@ -6,17 +6,15 @@
 //!
 //! | interface | type | behaviour |
 //! |---|---|---|
-//! | srv `~/calibrate` | `rpq_interfaces/CalibrateGlove` | reads the CSV (`pose,finger,s0,s1,s2,s3,x,y,z`), calibrates from `initial_model_file`, saves the YAML, answers with the figures |
+//! | srv `~/calibrate` | `rpq_interfaces/CalibrateGlove` | reads the data (`*.csv`: `pose,finger,s0,s1,s2,s3,x,y,z`; else a rosbag2, see `hand_teleop::bag_input`), calibrates from `initial_model_file`, saves the YAML, answers with the figures |
 //! | pub `~/report` | `std_msgs/String` | latched: the text report of the last calibration |
-//!
-//! Rosbag2 input is not supported yet (CSV only).
 
 use std::error::Error;
 use std::pin::pin;
 
 use futures::StreamExt;
 use hand_teleop::settings;
-use rpq_hand::{calib, data, CalibOptions, HandModel};
+use rpq_hand::{calib, CalibOptions, HandModel};
 use rpq_ros::interfaces::rpq_interfaces::srv::{
     CalibrateGlove, CalibrateGloveRequest, CalibrateGloveResponse,
 };
@@ -52,9 +50,9 @@ fn calibrate(
         message,
         ..Default::default()
     };
-    let samples = match data::read_csv_file(&req.data_file) {
+    let samples = match hand_teleop::bag_input::load_samples(&req.data_file) {
         Ok(s) => s,
-        Err(e) => return fail(e.to_string()),
+        Err(e) => return fail(e),
     };
     let opts = CalibOptions {
         cond_warn: cond,

@@ -89,6 +89,7 @@ async fn run() -> Result<(), Box<dyn Error>> {
 
     let start = Instant::now();
     let mut last_command: Option<[f64; 13]> = None;
+    let mut contact_warned: std::collections::HashMap<(&str, usize), f64> = Default::default();
     let mut last_warn: Option<(String, f64)> = None;
     let mut readings = pin!(glove_sub.async_stream());
     let mut mode_requests = pin!(mode_srv.receive_request_stream());
@@ -146,6 +147,12 @@ async fn run() -> Result<(), Box<dyn Error>> {
                 let _ = traj_pub.publish(convert::robot_trajectory(&mapped.robot, s.trajectory_time_s));
                 last_command = Some(mapped.robot);
                 for c in contacts.check(&mapped.robot) {
+                    // one warning per finger and box every 2 s
+                    let key = (c.finger.name(), c.object);
+                    if contact_warned.get(&key).is_some_and(|t| now - t < 2.0) {
+                        continue;
+                    }
+                    contact_warned.insert(key, now);
                     warn(format!("fingertip contact: {} within {:.1} mm of contact box {}", c.finger.name(), c.distance * 1e3, c.object), now);
                 }
             }

@@ -143,8 +143,41 @@ async fn run(count: usize) -> Result<(), Box<dyn Error>> {
             peer.push(t.elapsed().as_secs_f64());
         }
     }
+    // sustained 1 kHz: a wrench every millisecond for 5 s, count the commands and their gaps
+    let mut tick = interval(Duration::from_millis(1));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Burst);
+    let start = Instant::now();
+    let (mut sent, mut received) = (0usize, 0usize);
+    let mut gaps = Vec::new();
+    let mut last_cmd: Option<Instant> = None;
+    while start.elapsed() < Duration::from_secs(5) {
+        tokio::select! {
+            _ = tick.tick() => {
+                if sent % 5 == 0 {
+                    js_pub.publish(js.clone())?;
+                }
+                wrench_pub.publish(wrench(sent))?;
+                sent += 1;
+            }
+            Some(Ok(_)) = cmds.next() => {
+                let now = Instant::now();
+                if let Some(t) = last_cmd {
+                    gaps.push((now - t).as_secs_f64());
+                }
+                last_cmd = Some(now);
+                received += 1;
+            }
+        }
+    }
+    let elapsed = start.elapsed().as_secs_f64();
     let _ = child.kill();
     let _ = child.wait();
+    println!(
+        "sustained 1 kHz for {elapsed:.1} s: {sent} wrenches sent, {received} commands received ({:.0} Hz, {:.1} % of the wrenches)",
+        received as f64 / elapsed,
+        100.0 * received as f64 / sent.max(1) as f64
+    );
+    stats("gap between commands at 1 kHz", gaps);
     println!("wrench -> joint velocity command latency on loopback (admittance_controller, RX60, 6 joints)");
     let ours = stats("wrench -> command (controller in between)", lat);
     let base = stats("peer: DDS one-hop echo to self (same stack)", peer);
