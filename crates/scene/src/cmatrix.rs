@@ -254,9 +254,7 @@ pub fn body_bounds(object: &Object) -> Vec<BodyBound> {
                 let j = &joints[links[path[k]].parent_joint.expect("non-root link")];
                 cum[k] = cum[k - 1] + translation_bound(j);
                 let t_zero = j.origin.translation.vector.norm() < 1e-12;
-                fixed[k] = fixed[k - 1]
-                    && j.kind != JointKind::Prismatic
-                    && (rot_fixed || t_zero);
+                fixed[k] = fixed[k - 1] && j.kind != JointKind::Prismatic && (rot_fixed || t_zero);
                 rot_fixed = rot_fixed && matches!(j.kind, JointKind::Fixed | JointKind::Prismatic);
             }
             let last = cum[path.len() - 1];
@@ -288,12 +286,15 @@ pub fn bound_distance(a: &BodyBound, b: &BodyBound) -> Option<f64> {
     let best = |it: &mut dyn Iterator<Item = f64>| it.fold(f64::NEG_INFINITY, f64::max);
     match (a, b) {
         (BodyBound::Fixed(_), BodyBound::Fixed(_)) => None,
-        (BodyBound::Moving(s), BodyBound::Fixed(bx)) | (BodyBound::Fixed(bx), BodyBound::Moving(s)) => {
-            Some(best(&mut s.iter().map(|(c, r)| point_box_distance(c, bx) - r)))
+        (BodyBound::Moving(s), BodyBound::Fixed(bx))
+        | (BodyBound::Fixed(bx), BodyBound::Moving(s)) => Some(best(
+            &mut s.iter().map(|(c, r)| point_box_distance(c, bx) - r),
+        )),
+        (BodyBound::Moving(sa), BodyBound::Moving(sb)) => {
+            Some(best(&mut sa.iter().flat_map(|(ca, ra)| {
+                sb.iter().map(move |(cb, rb)| (ca - cb).norm() - ra - rb)
+            })))
         }
-        (BodyBound::Moving(sa), BodyBound::Moving(sb)) => Some(best(&mut sa.iter().flat_map(
-            |(ca, ra)| sb.iter().map(move |(cb, rb)| (ca - cb).norm() - ra - rb),
-        ))),
     }
 }
 
@@ -630,7 +631,9 @@ impl CollisionMatrixFile {
                 let mut rng = Rng::new(settings.seed ^ 0x5eed ^ ((open[k] as u64) << 20));
                 let mut best = f64::INFINITY;
                 for s in &sampled[k].starts {
-                    best = best.min(refine(&mut sc, a, b, s, settings, margin, &mut rng, &mut ws));
+                    best = best.min(refine(
+                        &mut sc, a, b, s, settings, margin, &mut rng, &mut ws,
+                    ));
                     if best < margin {
                         break;
                     }

@@ -1,11 +1,271 @@
 //! The collision matrix: YAML round trip, never skipping a pair that collides in an
-//! independent random sample, rejection of edited files with unknown names or stale poses.
+//! independent random sample or in a hand-built reaching configuration, soundness of the
+//! proven bounds, rejection of edited files with unknown names or stale poses.
 
 mod common;
 
 use std::path::Path;
+use std::sync::Arc;
 
-use rpq_scene::{eval, BodyId, CollisionMatrix, GeneratorSettings, SceneError};
+use nalgebra::{Isometry3, Point3, Vector3};
+use rpq_kinematics::{JointKind, JointLimits, JointSpec, LinkSpec, TriMesh};
+use rpq_scene::cmatrix::Reason;
+use rpq_scene::{
+    eval, Body, BodyId, CollisionMatrix, GeneratorSettings, QueryOptions, Robot, Scenario,
+    SceneError, SimpleObject,
+};
+
+fn settings(samples: usize) -> GeneratorSettings {
+    GeneratorSettings::sampling(samples, 0.05, 1)
+}
+
+fn ids(s: &Scenario, a: usize, b: usize) -> Vec<(BodyId, BodyId)> {
+    let nb = s.objects()[b].num_bodies();
+    (0..s.objects()[a].num_bodies())
+        .flat_map(|i| {
+            (0..nb).map(move |j| (BodyId { object: a, body: i }, BodyId { object: b, body: j }))
+        })
+        .collect()
+}
+
+fn find(s: &Scenario, name: &str) -> BodyId {
+    let (o, l) = name.split_once('/').unwrap();
+    let object = s.object_index(o).unwrap();
+    let body = (0..s.objects()[object].num_bodies())
+        .find(|&i| s.objects()[object].body(i).name == l)
+        .unwrap();
+    BodyId { object, body }
+}
+
+/// Both arms stretched horizontally towards each other (joint 2 chosen by forward
+/// kinematics so that the left flange points to +x).
+fn stretched_towards_each_other(s: &mut Scenario) -> [f64; 6] {
+    let r = common::rx60();
+    let k = r.kinematics().link_index("tool0").unwrap();
+    let q = [1.0, -1.0]
+        .into_iter()
+        .map(|sign| [0.0, sign * std::f64::consts::FRAC_PI_2, 0.0, 0.0, 0.0, 0.0])
+        .find(|q| r.forward_kinematics(q).unwrap()[k].translation.x > 0.6)
+        .expect("one sign of joint 2 points the arm to +x");
+    s.set_joint_positions(0, &q).unwrap();
+    s.set_joint_positions(1, &q).unwrap();
+    q
+}
+
+#[test]
+fn arms_reaching_across_1_2_m_are_not_skipped() {
+    // Shoulders 1.2 m apart, reach 0.665 m each plus the link thickness: the distal links
+    // overlap when both arms point at each other.
+    let mut s = eval::pair_scenario(common::rx60(), 1.2).unwrap();
+    let q = stretched_towards_each_other(&mut s);
+    let c = s.collide(&QueryOptions::ALL_OFF);
+    assert!(c.colliding, "{q:?}");
+    let overlapping: Vec<(BodyId, BodyId)> = ids(&s, 0, 1)
+        .into_iter()
+        .filter(|&(a, b)| s.body_distance(a, b).unwrap().distance == 0.0)
+        .collect();
+    // The wrists (link_5) meet; the forearms (link_4) and flanges (link_6) cross them.
+    let l5 = (find(&s, "left/link_5"), find(&s, "right/link_5"));
+    let names: Vec<String> = overlapping
+        .iter()
+        .map(|&(a, b)| format!("{}/{}", s.body_name(a), s.body_name(b)))
+        .collect();
+    assert!(
+        overlapping.contains(&l5) && overlapping.len() >= 3,
+        "{names:?}"
+    );
+    // Few samples: the proof and the local refinement must do the work.
+    let cm = CollisionMatrix::generate(&s, &settings(300), None).unwrap();
+    let mut with = eval::pair_scenario(common::rx60(), 1.2).unwrap();
+    with.set_collision_matrix(cm.clone()).unwrap();
+    stretched_towards_each_other(&mut with);
+    for &(a, b) in &overlapping {
+        assert!(
+            !with.never_collide(a, b),
+            "{} / {} overlap but are skipped",
+            with.body_name(a),
+            with.body_name(b)
+        );
+    }
+    // The optimized query agrees with the plain one here.
+    assert!(with.collide(&QueryOptions::ALL_ON).colliding);
+    // The bases and shoulders cannot reach each other: proven, and the matrix is useful.
+    let base = cm
+        .decisions
+        .iter()
+        .find(|d| d.pair == ["left/base_link".to_string(), "right/base_link".to_string()])
+        .unwrap();
+    assert!(
+        base.never && base.reason == Reason::Proven && base.closest > 0.9,
+        "{base:?}"
+    );
+    assert!(cm.len() >= 10 && cm.len() < 49, "{} never pairs", cm.len());
+    // Every decision is consistent with the list.
+    assert_eq!(cm.decisions.len(), 49);
+    for d in &cm.decisions {
+        let listed = cm.never_collide.iter().any(|p| {
+            (p[0] == d.pair[0] && p[1] == d.pair[1]) || (p[0] == d.pair[1] && p[1] == d.pair[0])
+        });
+        assert_eq!(listed, d.never, "{d:?}");
+        assert_eq!(d.never, d.closest >= 0.05, "{d:?}");
+    }
+}
+
+#[test]
+fn proven_pairs_are_really_far_apart() {
+    for d in [0.4, 0.9, 1.2] {
+        let mut s = eval::pair_scenario(common::rx60(), d).unwrap();
+        let cm = CollisionMatrix::generate(&s, &settings(200), None).unwrap();
+        let proven: Vec<(BodyId, BodyId, f64)> = cm
+            .decisions
+            .iter()
+            .filter(|x| x.reason == Reason::Proven)
+            .map(|x| (find(&s, &x.pair[0]), find(&s, &x.pair[1]), x.closest))
+            .collect();
+        assert!(!proven.is_empty(), "d = {d}");
+        let mut rng = rpq_scene::Rng::new(0x5eed + (d * 10.0) as u64);
+        let mut near = false;
+        for _ in 0..400 {
+            let qa = common::random_q(common::rx60(), &mut rng);
+            let qb = common::random_q(common::rx60(), &mut rng);
+            s.set_joint_positions(0, &qa).unwrap();
+            s.set_joint_positions(1, &qb).unwrap();
+            for &(a, b, bound) in &proven {
+                assert!(bound >= 0.05);
+                assert!(
+                    !s.bodies_closer_than(a, b, bound),
+                    "d = {d}: {} / {} closer than the proven {bound} at {qa:?} {qb:?}",
+                    s.body_name(a),
+                    s.body_name(b)
+                );
+                near = near || s.bodies_closer_than(a, b, bound + 0.25);
+            }
+        }
+        assert!(
+            near,
+            "d = {d}: no proven pair came within 0.25 m of its bound"
+        );
+    }
+}
+
+fn cube(h: f64) -> TriMesh {
+    let mut v = Vec::new();
+    for sx in [-h, h] {
+        for sy in [-h, h] {
+            for sz in [-h, h] {
+                v.push(Point3::new(sx, sy, sz));
+            }
+        }
+    }
+    let t = vec![
+        [0, 1, 3],
+        [0, 3, 2],
+        [4, 6, 7],
+        [4, 7, 5],
+        [0, 4, 5],
+        [0, 5, 1],
+        [2, 3, 7],
+        [2, 7, 6],
+        [0, 2, 6],
+        [0, 6, 4],
+        [1, 5, 7],
+        [1, 7, 3],
+    ];
+    TriMesh::new(v, t).unwrap()
+}
+
+#[test]
+fn prismatic_travel_is_in_the_bound_and_the_search_reaches_the_limit() {
+    // A carriage (cube 0.05) sliding on x in [-1, 1] at height 0.5 above a rail (cube 0.1),
+    // and three boxes (cube 0.1) at height 0.5: far (gap 0.35), just beyond the margin
+    // (gap 0.1) and within it (gap 0.02), all reached at the upper limit only.
+    let joint = JointSpec {
+        name: "slide".into(),
+        kind: JointKind::Prismatic,
+        parent: "rail".into(),
+        child: "carriage".into(),
+        origin: Isometry3::translation(0.0, 0.0, 0.5),
+        axis: Vector3::x(),
+        limits: JointLimits {
+            lower: -1.0,
+            upper: 1.0,
+            velocity: 1.0,
+            effort: 1.0,
+        },
+    };
+    let kin = rpq_kinematics::Robot::new(
+        "slider",
+        vec![LinkSpec::new("rail"), LinkSpec::new("carriage")],
+        vec![joint],
+    )
+    .unwrap();
+    let slider = Robot::new(
+        "slider",
+        Arc::new(kin),
+        &[Some(cube(0.1)), Some(cube(0.05))],
+        Isometry3::identity(),
+    )
+    .unwrap();
+    let mut s = Scenario::new();
+    s.add_robot(slider).unwrap();
+    for (name, x) in [("far", 1.5), ("beyond", 1.25), ("within", 1.17)] {
+        s.add_object(SimpleObject {
+            name: name.into(),
+            body: Body::from_trimesh(name, &cube(0.1)).unwrap(),
+            pose: Isometry3::translation(x, 0.0, 0.5),
+        })
+        .unwrap();
+    }
+    let cm = CollisionMatrix::generate(&s, &settings(50), None).unwrap();
+    let get = |a: &str, b: &str| {
+        cm.decisions
+            .iter()
+            .find(|d| d.pair == [a.to_string(), b.to_string()])
+            .unwrap_or_else(|| panic!("{a} {b}"))
+            .clone()
+    };
+    // Carriage reaches x = 1.05; the sphere about the rail origin has radius
+    // |(1, 0, 0.5)| + |(0.05, 0.05, 0.05)| = 1.2047.
+    let far = get("slider/carriage", "far/far");
+    assert!(far.never && far.reason == Reason::Proven, "{far:?}");
+    assert!(far.closest <= 0.35 && far.closest > 0.15, "{far:?}");
+    let beyond = get("slider/carriage", "beyond/beyond");
+    assert!(
+        beyond.never && beyond.reason == Reason::Searched,
+        "{beyond:?}"
+    );
+    assert!((beyond.closest - 0.1).abs() < 1e-3, "{beyond:?}");
+    let within = get("slider/carriage", "within/within");
+    assert!(!within.never, "{within:?}");
+    assert!(within.closest < 0.05, "{within:?}");
+    // Fixed bodies: exact distances (rail top face at z 0.1, boxes from z 0.4; `beyond` and `within` overlap).
+    let rail = get("slider/rail", "far/far");
+    assert!(rail.never && rail.reason == Reason::Proven, "{rail:?}");
+    let between = get("beyond/beyond", "within/within");
+    assert_eq!(between.reason, Reason::Fixed, "{between:?}");
+    assert!(between.closest == 0.0 && !between.never, "{between:?}"); // they overlap
+}
+
+#[test]
+fn hand_written_and_older_files_load() {
+    let text = "generator: {samples: 100, margin: 0.05, seed: 1}\n\
+                objects:\n\
+                \x20 - name: left\n\
+                \x20   pose: {xyz: [0, 0, 0], rpy: [0, 0, 0]}\n\
+                \x20 - name: right\n\
+                \x20   pose: {xyz: [0.6, 0, 0], rpy: [0, 0, 3.141592653589793]}\n\
+                never_collide:\n\
+                \x20 - [left/base_link, right/base_link]\n";
+    let cm = CollisionMatrix::from_yaml(text, Path::new("old.yaml")).unwrap();
+    assert!(cm.decisions.is_empty());
+    assert_eq!(cm.generator.as_ref().unwrap().refine_starts, 8);
+    let mut s = eval::pair_scenario(common::rx60(), 0.6).unwrap();
+    s.set_collision_matrix(cm.clone()).unwrap();
+    assert_eq!(s.skipped_pairs(0, 1), 1);
+    // Written back, it stays the same (no decisions invented).
+    let back = CollisionMatrix::from_yaml(&cm.to_yaml(), Path::new("x.yaml")).unwrap();
+    assert_eq!(back, cm);
+}
 
 #[test]
 fn generated_matrix_round_trips_through_yaml() {
