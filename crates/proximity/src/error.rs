@@ -2,11 +2,24 @@
 
 use std::path::PathBuf;
 
-/// Everything that can go wrong when building a [`crate::Model`].
+/// Everything that can go wrong when building a [`crate::Model`] or calling a checked
+/// query (`try_*`).
 ///
-/// Queries themselves never fail: bad input is rejected when the model is built.
+/// The unchecked queries never fail; see the crate docs for their answer on non-finite input.
 #[derive(Debug, thiserror::Error)]
 pub enum ProximityError {
+    /// A pose given to a checked query (`try_*`) has a NaN or infinite component.
+    #[error("pose is not finite (NaN or infinite translation or rotation)")]
+    NonFinitePose,
+    /// A query parameter is out of its domain (NaN tolerance or bound, negative or NaN error
+    /// allowance).
+    #[error("invalid query parameter {name} = {value}")]
+    InvalidParameter {
+        /// The parameter.
+        name: &'static str,
+        /// Its value.
+        value: f64,
+    },
     /// The mesh has no triangles (or no vertices).
     #[error("empty mesh: a model needs at least one triangle")]
     EmptyMesh,

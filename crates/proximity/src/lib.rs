@@ -12,6 +12,33 @@
 //! * Each query has a posed form (two world poses) and a local form (`b`'s pose in `a`'s frame).
 //! * [`brute`]: all-pairs oracle; [`triangle`]: the triangle primitives.
 //!
+//! # Contact and distance agree
+//!
+//! One predicate decides contact: [`triangle::overlap`]. The distance of a triangle pair is 0
+//! exactly when `overlap` says the pair touches, and positive otherwise, even for contacts that
+//! exist only up to rounding, such as a vertex on an edge or a face. For meshes, it follows that
+//! `intersects` is `true` ⇔ `distance == 0` ⇔ `tolerance(t).closer_than` for every `t > 0`
+//! below the smallest positive triangle-pair distance.
+//!
+//! # Non-finite input
+//!
+//! The queries above take poses without checking them, so hot loops pay nothing for it. A
+//! relative pose with a NaN or infinite component costs one O(1) check. No traversal then
+//! runs, and the answer is **fail-safe**: a pose that is not finite must never look safe.
+//! * [`intersects`] answers `true`.
+//! * [`collide`] answers `colliding = true`, no `pairs`, and `invalid_pose = true`.
+//! * [`distance`] answers `Some` with distance 0, NaN witness points and triangle indices 0.
+//! * [`tolerance`] answers `closer_than = true` with no witness.
+//! * [`distance_lower_bound`] answers 0.
+//!
+//! Request parameters follow the same rule. A NaN `upper_bound` or tolerance counts as no
+//! bound, so the distance is computed and the tolerance query answers `true` if any pair is
+//! found. A NaN or negative `rel_err` / `abs_err` counts as 0 (exact).
+//!
+//! Input from outside should go through the checked forms [`try_collide`], [`try_intersects`],
+//! [`try_distance`] and [`try_tolerance`]. They return [`ProximityError::NonFinitePose`] or
+//! [`ProximityError::InvalidParameter`] instead.
+//!
 //! ```
 //! use nalgebra::{Isometry3, Point3, Vector3};
 //! use rpq_proximity::*;
@@ -38,6 +65,7 @@ pub use model::Model;
 pub use obb::Obb;
 pub use query::{
     collide, collide_local, distance, distance_local, distance_lower_bound, intersects,
-    intersects_local, tolerance, tolerance_local, CollisionMode, CollisionResult, DistanceRequest,
-    DistanceResult, QueryWorkspace, ToleranceResult,
+    intersects_local, pose_is_finite, tolerance, tolerance_local, try_collide, try_distance,
+    try_intersects, try_tolerance, CollisionMode, CollisionResult, DistanceRequest, DistanceResult,
+    QueryWorkspace, ToleranceResult, PAIR_CACHE_SLOTS,
 };

@@ -486,29 +486,114 @@ mod tests {
         assert_eq!(a.distance_lower_bound(&b), 0.0);
     }
 
+    /// Are the corner sets of two boxes separated along `axis`?
+    fn separated_along(axis: &V, a: &Obb, b: &Obb) -> bool {
+        let proj = |o: &Obb| {
+            let c = o.corners().map(|p| p.coords.dot(axis));
+            let lo = c.iter().cloned().fold(f64::INFINITY, f64::min);
+            let hi = c.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            (lo, hi)
+        };
+        let ((alo, ahi), (blo, bhi)) = (proj(a), proj(b));
+        ahi < blo || bhi < alo
+    }
+
+    /// A unit cube rotated 45 degrees about y (top edge along y) and one rotated 45 degrees
+    /// about x (bottom edge along x) above it, the two edges crossing at a gap `g`,
+    /// expressed in the frame of the first cube.
+    fn crossing_edges(g: f64) -> (Obb, Obb) {
+        use std::f64::consts::{FRAC_PI_4, SQRT_2};
+        let wa = Isometry3::from_parts(
+            Translation3::identity(),
+            UnitQuaternion::from_euler_angles(0.0, FRAC_PI_4, 0.0),
+        );
+        let wb = Isometry3::from_parts(
+            Translation3::new(0.0, 0.0, SQRT_2 + g),
+            UnitQuaternion::from_euler_angles(FRAC_PI_4, 0.0, 0.0),
+        );
+        let b_in_a = wa.inv_mul(&wb);
+        (
+            unit_box(Point3::origin()),
+            unit_box(Point3::origin()).transformed(&b_in_a),
+        )
+    }
+
     #[test]
     fn rotated_edge_axis_separation() {
-        // b rotated 45 degrees about z and about x: separated only by an edge-edge axis case
-        let a = unit_box(Point3::origin());
-        let rot = UnitQuaternion::from_euler_angles(
-            std::f64::consts::FRAC_PI_4,
-            0.0,
-            std::f64::consts::FRAC_PI_4,
-        );
-        let pose = Isometry3::from_parts(Translation3::new(1.3, 1.3, 0.0), rot);
-        let b = unit_box(Point3::origin()).transformed(&pose);
-        // brute check with corner sampling of b against a (necessary condition only)
-        let inside = b.corners().iter().any(|c| a.contains(c));
-        if inside {
-            assert!(a.intersects(&b));
+        for g in [0.05, 1e-3] {
+            let (a, b) = crossing_edges(g);
+            // none of the six face axes separates the boxes ...
+            let faces = [a.axes.matrix(), b.axes.matrix()];
+            for m in faces {
+                for k in 0..3 {
+                    let axis = m.column(k).into_owned();
+                    assert!(!separated_along(&axis, &a, &b), "g {g}: face axis {k}");
+                }
+            }
+            // ... but an edge-edge axis does, and the test finds it
+            let mut edge_sep = false;
+            for i in 0..3 {
+                for j in 0..3 {
+                    let axis = a.axes.matrix().column(i).cross(&b.axes.matrix().column(j));
+                    if axis.norm() > 1e-9 && separated_along(&axis, &a, &b) {
+                        edge_sep = true;
+                    }
+                }
+            }
+            assert!(edge_sep, "g {g}");
+            assert!(!a.intersects(&b) && !b.intersects(&a), "g {g}");
+            // the bound is valid: the two edges are exactly g apart
+            let lb = a.distance_lower_bound(&b);
+            assert!((0.0..=g * (1.0 + 1e-9)).contains(&lb), "g {g}: lb {lb}");
         }
-        let lb = a.distance_lower_bound(&b);
-        // lower bound never exceeds corner-to-box distance
-        for c in b.corners() {
-            let l = c.coords;
-            let d = (l.abs() - V::repeat(0.5)).sup(&V::zeros()).norm();
-            assert!(lb <= d + 1e-12);
+        // crossing edges that interpenetrate: overlapping
+        let (a, b) = crossing_edges(-0.05);
+        assert!(a.intersects(&b) && b.intersects(&a));
+        assert_eq!(a.distance_lower_bound(&b), 0.0);
+    }
+
+    #[test]
+    fn gap_pruned_is_valid_and_prunes() {
+        let mut s = 0x2545_f491_4f6c_dd1du64;
+        let mut rnd = move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let mut positive = 0;
+        for _ in 0..2000 {
+            let a = V::new(rnd(), rnd(), rnd()) * 0.5 + V::repeat(0.01);
+            let b = V::new(rnd(), rnd(), rnd()) * 0.5 + V::repeat(0.01);
+            let rot = UnitQuaternion::from_scaled_axis(
+                V::new(rnd(), rnd(), rnd()) * 6.0 - V::repeat(3.0),
+            );
+            let dir = (V::new(rnd(), rnd(), rnd()) - V::repeat(0.5)).normalize();
+            let t = dir * (4.0 * rnd());
+            let r = rot.to_rotation_matrix().into_inner();
+            let g = gap_pruned(&r, &t, &a, &b, f64::INFINITY);
+            // valid: never above the distance of any two points of the boxes (sampled)
+            let mut upper = f64::INFINITY;
+            for _ in 0..200 {
+                let pa = V::new(rnd(), rnd(), rnd()).zip_map(&a, |u, h| (2.0 * u - 1.0) * h);
+                let pb = V::new(rnd(), rnd(), rnd()).zip_map(&b, |u, h| (2.0 * u - 1.0) * h);
+                upper = upper.min((r * pb + t - pa).norm());
+            }
+            assert!(
+                g <= upper + 1e-12,
+                "bound {g} above a point distance {upper}"
+            );
+            // prunes: boxes whose bounding spheres are apart get a positive bound
+            let centre_gap = t.norm() - a.norm() - b.norm();
+            if centre_gap > 0.0 {
+                assert!(g > 0.0, "separated boxes, bound {g}");
+                positive += 1;
+            }
+            // early exit: the answer reaches any threshold the full bound reaches
+            let prune = g * rnd();
+            assert!(gap_pruned(&r, &t, &a, &b, prune) >= prune);
         }
+        assert!(positive > 100, "too few separated cases: {positive}");
     }
 
     #[test]

@@ -1,27 +1,50 @@
 //! The hierarchical queries: collision, distance and tolerance.
 
-use std::collections::HashMap;
-
 use nalgebra::{Isometry3, Matrix3, Point3, Vector3};
 
 use crate::model::{Model, Node};
+use crate::ProximityError;
 use crate::{obb, rss, triangle};
 
 type V = Vector3<f64>;
 
-/// Reusable traversal state: stacks and the per-model-pair cache of the last closest
-/// triangle pair (the initial guess of the next distance query). Once its stacks have grown
-/// to a model pair's needs, queries do not allocate (except the pair list of
-/// [`CollisionMode::AllContacts`] results).
+/// Number of slots of the closest-pair cache of a [`QueryWorkspace`].
+pub const PAIR_CACHE_SLOTS: usize = 64;
+
+/// One slot of the closest-pair cache: model ids and the leaf pair found last time.
+#[derive(Clone, Copy, Debug)]
+struct CacheSlot {
+    ids: (u64, u64),
+    leaves: (u32, u32),
+}
+
+/// Reusable traversal state: stacks and a small cache of the last closest triangle pair per
+/// model pair (the initial guess of the next distance query).
+///
+/// Memory is bounded: the cache is a direct-mapped table of [`PAIR_CACHE_SLOTS`] slots
+/// (allocated once, on the first distance query), indexed by a hash of the two model ids;
+/// a pair whose slot is taken by another pair simply starts without a guess (the answer is
+/// the same, only the traversal may be a little longer). The stacks grow to the deepest
+/// traversal seen and are then reused. Once both have reached their size, queries do not
+/// allocate, except the pair list of [`CollisionMode::AllContacts`] results.
 ///
 /// One workspace per thread; it can be shared by any number of model pairs.
 #[derive(Default, Debug)]
 pub struct QueryWorkspace {
     pair_stack: Vec<(u32, u32)>,
     dist_stack: Vec<(u32, u32, f64)>,
-    last_pair: HashMap<(u64, u64), (u32, u32)>,
+    last_pair: Vec<Option<CacheSlot>>,
     bv_tests: usize,
     triangle_tests: usize,
+}
+
+#[inline(always)]
+fn cache_slot(ids: (u64, u64)) -> usize {
+    let h = ids
+        .0
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        .wrapping_add(ids.1.wrapping_mul(0xC2B2_AE3D_27D4_EB4F));
+    (h >> 58) as usize % PAIR_CACHE_SLOTS
 }
 
 impl QueryWorkspace {
@@ -37,7 +60,27 @@ impl QueryWorkspace {
 
     /// Forgets the cached closest triangle pairs.
     pub fn clear_cache(&mut self) {
-        self.last_pair.clear();
+        self.last_pair.iter_mut().for_each(|s| *s = None);
+    }
+
+    /// Number of model pairs currently holding a cached closest pair (at most
+    /// [`PAIR_CACHE_SLOTS`]).
+    pub fn cached_pairs(&self) -> usize {
+        self.last_pair.iter().filter(|s| s.is_some()).count()
+    }
+
+    fn cached(&self, ids: (u64, u64)) -> Option<(u32, u32)> {
+        match self.last_pair.get(cache_slot(ids)) {
+            Some(Some(slot)) if slot.ids == ids => Some(slot.leaves),
+            _ => None,
+        }
+    }
+
+    fn remember(&mut self, ids: (u64, u64), leaves: (u32, u32)) {
+        if self.last_pair.is_empty() {
+            self.last_pair = vec![None; PAIR_CACHE_SLOTS];
+        }
+        self.last_pair[cache_slot(ids)] = Some(CacheSlot { ids, leaves });
     }
 }
 
@@ -63,6 +106,9 @@ pub struct CollisionResult {
     pub bv_tests: usize,
     /// Number of triangle pair tests.
     pub triangle_tests: usize,
+    /// The relative pose was not finite (NaN or infinite): no traversal was run, `colliding`
+    /// is `true` (fail-safe) and `pairs` is empty. See the crate docs.
+    pub invalid_pose: bool,
 }
 
 /// Options of a distance query.
@@ -74,11 +120,12 @@ pub struct CollisionResult {
 /// actually found).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DistanceRequest {
-    /// Allowed relative error (>= 0).
+    /// Allowed relative error (>= 0; NaN or negative counts as 0).
     pub rel_err: f64,
-    /// Allowed absolute error (>= 0, metres).
+    /// Allowed absolute error (>= 0, metres; NaN or negative counts as 0).
     pub abs_err: f64,
-    /// Distances at or above this are not wanted (`+inf`: no bound).
+    /// Distances at or above this are not wanted (`+inf`: no bound; NaN also counts as no
+    /// bound, fail-safe).
     pub upper_bound: f64,
 }
 
@@ -138,6 +185,25 @@ pub struct ToleranceResult {
     /// When closer: a triangle pair closer than the tolerance, with its distance and points
     /// (not necessarily the closest pair).
     pub witness: Option<DistanceResult>,
+}
+
+/// Are all seven numbers of the pose finite? (O(1).)
+#[inline(always)]
+pub fn pose_is_finite(pose: &Isometry3<f64>) -> bool {
+    pose.translation.vector.iter().all(|x| x.is_finite())
+        && pose.rotation.coords.iter().all(|x| x.is_finite())
+}
+
+/// The fail-safe distance answer for a non-finite relative pose: distance 0, NaN points.
+fn invalid_distance() -> DistanceResult {
+    let nan = Point3::new(f64::NAN, f64::NAN, f64::NAN);
+    DistanceResult {
+        distance: 0.0,
+        point_a: nan,
+        point_b: nan,
+        triangle_a: 0,
+        triangle_b: 0,
+    }
 }
 
 /// Relative pose as a rotation matrix and a translation.
@@ -231,6 +297,15 @@ pub fn collide_local(
     mode: CollisionMode,
     ws: &mut QueryWorkspace,
 ) -> CollisionResult {
+    if !pose_is_finite(b_in_a) {
+        ws.bv_tests = 0;
+        ws.triangle_tests = 0;
+        return CollisionResult {
+            colliding: true,
+            invalid_pose: true,
+            ..CollisionResult::default()
+        };
+    }
     let (r, t) = split(b_in_a);
     let mut pairs = Vec::new();
     let colliding = collide_impl(
@@ -247,6 +322,7 @@ pub fn collide_local(
         pairs,
         bv_tests: ws.bv_tests,
         triangle_tests: ws.triangle_tests,
+        invalid_pose: false,
     }
 }
 
@@ -280,6 +356,11 @@ pub fn intersects_local(
     b: &Model,
     ws: &mut QueryWorkspace,
 ) -> bool {
+    if !pose_is_finite(b_in_a) {
+        ws.bv_tests = 0;
+        ws.triangle_tests = 0;
+        return true;
+    }
     let (r, t) = split(b_in_a);
     collide_impl(&r, &t, a, b, false, None, ws)
 }
@@ -351,7 +432,7 @@ fn distance_impl(
     let mut bv_tests = 0;
     let mut tri_tests = 0;
     let key = (a.id, b.id);
-    if let Some(&(la, lb)) = ws.last_pair.get(&key) {
+    if let Some((la, lb)) = ws.cached(key) {
         tri_tests += 1;
         leaf_pair(a, b, la, lb, r, t, &mut best);
     }
@@ -448,7 +529,7 @@ fn distance_impl(
     if !best.have {
         return None;
     }
-    ws.last_pair.insert(key, (best.la, best.lb));
+    ws.remember(key, (best.la, best.lb));
     Some(DistanceResult {
         distance: best.d,
         point_a: best.pa,
@@ -468,6 +549,11 @@ pub fn distance_local(
     req: &DistanceRequest,
     ws: &mut QueryWorkspace,
 ) -> Option<DistanceResult> {
+    if !pose_is_finite(b_in_a) {
+        ws.bv_tests = 0;
+        ws.triangle_tests = 0;
+        return Some(invalid_distance());
+    }
     let (r, t) = split(b_in_a);
     distance_impl(&r, &t, a, b, req, false, ws)
 }
@@ -494,6 +580,14 @@ pub fn tolerance_local(
     tolerance: f64,
     ws: &mut QueryWorkspace,
 ) -> ToleranceResult {
+    if !pose_is_finite(b_in_a) {
+        ws.bv_tests = 0;
+        ws.triangle_tests = 0;
+        return ToleranceResult {
+            closer_than: true,
+            witness: None,
+        };
+    }
     let (r, t) = split(b_in_a);
     let req = DistanceRequest {
         upper_bound: tolerance,
@@ -529,10 +623,100 @@ pub fn distance_lower_bound(
     pose_b: &Isometry3<f64>,
     b: &Model,
 ) -> f64 {
-    let (r, t) = split(&pose_a.inv_mul(pose_b));
+    let rel = pose_a.inv_mul(pose_b);
+    if !pose_is_finite(&rel) {
+        return 0.0;
+    }
+    let (r, t) = split(&rel);
     let na = &a.nodes[0];
     let nb = &b.nodes[0];
     let (rr, tt) = relative(na, nb, &r, &t);
     // 15 separating axes + the centre direction on the root boxes
     obb::gap(&rr, &tt, &na.half, &nb.half)
+}
+
+fn check_poses(pose_a: &Isometry3<f64>, pose_b: &Isometry3<f64>) -> Result<(), ProximityError> {
+    if pose_is_finite(pose_a) && pose_is_finite(pose_b) && pose_is_finite(&pose_a.inv_mul(pose_b)) {
+        Ok(())
+    } else {
+        Err(ProximityError::NonFinitePose)
+    }
+}
+
+fn check_request(req: &DistanceRequest) -> Result<(), ProximityError> {
+    for (name, value) in [("rel_err", req.rel_err), ("abs_err", req.abs_err)] {
+        if value.is_nan() || value < 0.0 {
+            return Err(ProximityError::InvalidParameter { name, value });
+        }
+    }
+    if req.upper_bound.is_nan() {
+        return Err(ProximityError::InvalidParameter {
+            name: "upper_bound",
+            value: req.upper_bound,
+        });
+    }
+    Ok(())
+}
+
+/// [`collide`] for poses from outside: [`ProximityError::NonFinitePose`] if a pose (or the
+/// relative pose) is not finite.
+pub fn try_collide(
+    pose_a: &Isometry3<f64>,
+    a: &Model,
+    pose_b: &Isometry3<f64>,
+    b: &Model,
+    mode: CollisionMode,
+    ws: &mut QueryWorkspace,
+) -> Result<CollisionResult, ProximityError> {
+    check_poses(pose_a, pose_b)?;
+    Ok(collide(pose_a, a, pose_b, b, mode, ws))
+}
+
+/// [`intersects`] for poses from outside: [`ProximityError::NonFinitePose`] if a pose (or
+/// the relative pose) is not finite.
+pub fn try_intersects(
+    pose_a: &Isometry3<f64>,
+    a: &Model,
+    pose_b: &Isometry3<f64>,
+    b: &Model,
+    ws: &mut QueryWorkspace,
+) -> Result<bool, ProximityError> {
+    check_poses(pose_a, pose_b)?;
+    Ok(intersects(pose_a, a, pose_b, b, ws))
+}
+
+/// [`distance`] for poses and requests from outside: [`ProximityError::NonFinitePose`] if a
+/// pose is not finite, [`ProximityError::InvalidParameter`] for a NaN `upper_bound` or a
+/// negative or NaN `rel_err` / `abs_err`.
+pub fn try_distance(
+    pose_a: &Isometry3<f64>,
+    a: &Model,
+    pose_b: &Isometry3<f64>,
+    b: &Model,
+    req: &DistanceRequest,
+    ws: &mut QueryWorkspace,
+) -> Result<Option<DistanceResult>, ProximityError> {
+    check_poses(pose_a, pose_b)?;
+    check_request(req)?;
+    Ok(distance(pose_a, a, pose_b, b, req, ws))
+}
+
+/// [`tolerance`] for input from outside: [`ProximityError::NonFinitePose`] if a pose is not
+/// finite, [`ProximityError::InvalidParameter`] for a NaN tolerance.
+pub fn try_tolerance(
+    pose_a: &Isometry3<f64>,
+    a: &Model,
+    pose_b: &Isometry3<f64>,
+    b: &Model,
+    tolerance_value: f64,
+    ws: &mut QueryWorkspace,
+) -> Result<ToleranceResult, ProximityError> {
+    check_poses(pose_a, pose_b)?;
+    if tolerance_value.is_nan() {
+        return Err(ProximityError::InvalidParameter {
+            name: "tolerance",
+            value: tolerance_value,
+        });
+    }
+    Ok(tolerance(pose_a, a, pose_b, b, tolerance_value, ws))
 }

@@ -9,7 +9,8 @@ use crate::triangle::segment_segment;
 
 type V = Vector3<f64>;
 
-/// Which bound the distance traversal uses (for measurements; the default is [`Bound::Rss`]).
+/// Which bound the distance traversal uses (for measurements; the one in use is [`BOUND`],
+/// currently [`Bound::Obb`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Bound {
     /// The OBBs' 16-axis projection gap.

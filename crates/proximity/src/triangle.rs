@@ -185,9 +185,11 @@ fn segment_triangle_point(p0: &V, p1: &V, t: &[V; 3]) -> Option<V> {
 
 /// Exact distance between two triangles with the two closest points (first on `a`).
 ///
-/// Zero, with both points equal to a common point, when the triangles intersect
-/// (as decided by [`overlap`]). Otherwise the minimum over the nine edge-edge and six
-/// vertex-face cases, which is exact for disjoint triangles.
+/// Zero, with both points equal to a common point, exactly when the triangles intersect
+/// as decided by [`overlap`] (the one contact predicate of the crate). Otherwise the minimum
+/// over the nine edge-edge and six vertex-face cases, which is exact for disjoint triangles;
+/// it is positive even when the triangles are apart only by rounding (then at least
+/// `f64::MIN_POSITIVE`).
 #[inline]
 pub fn distance(a: &[Point3<f64>; 3], b: &[Point3<f64>; 3]) -> (f64, Point3<f64>, Point3<f64>) {
     let o = a[0].coords;
@@ -213,12 +215,59 @@ fn certifies(a: &[V; 3], b: &[V; 3], p: &V, q: &V) -> bool {
         && b[2].dot(&v) >= qv
 }
 
+/// Squared distance below which a certified candidate is re-checked with [`overlap_rel`]:
+/// `(1e-9 * scale)^2`, `scale` being the largest coordinate magnitude of the pair (relative
+/// to `a[0]`). Far above rounding, so a contact that exists only up to rounding is decided by
+/// the overlap test, never by the candidate arithmetic.
+#[inline(always)]
+fn near_contact(d2: f64, a: &[V; 3], b: &[V; 3]) -> bool {
+    let s = a[1]
+        .norm_squared()
+        .max(a[2].norm_squared())
+        .max(b[0].norm_squared())
+        .max(b[1].norm_squared())
+        .max(b[2].norm_squared());
+    d2 <= 1e-18 * s
+}
+
+/// A common point of two triangles that [`overlap_rel`] says intersect; `(bp, bq)` is the
+/// closest candidate pair (fallback).
+#[inline]
+fn common_point(a: &[V; 3], b: &[V; 3], bp: &V, bq: &V) -> V {
+    for i in 0..3 {
+        if let Some(x) = segment_triangle_point(&a[i], &a[(i + 1) % 3], b) {
+            return x;
+        }
+        if let Some(x) = segment_triangle_point(&b[i], &b[(i + 1) % 3], a) {
+            return x;
+        }
+    }
+    (bp + bq) * 0.5
+}
+
+/// The distance of a pair that [`overlap_rel`] says is disjoint: never 0 (at worst the
+/// smallest positive normal number, for contacts that exist only up to rounding).
+#[inline(always)]
+fn positive(d2: f64) -> f64 {
+    d2.sqrt().max(f64::MIN_POSITIVE)
+}
+
 #[inline]
 fn distance_rel(a: &[V; 3], b: &[V; 3]) -> (f64, V, V) {
     // Candidates: nine edge-edge pairs, six vertex-face pairs. A candidate whose connecting
     // vector separates the triangles is the answer (the usual exit); otherwise the triangles
     // intersect, or rounding defeated the certificate, and the minimum over all candidates
-    // (exact for disjoint triangles) is used.
+    // (exact for disjoint triangles) is used. Contact itself is decided by `overlap_rel`
+    // alone (consulted only near contact), so the distance is 0 exactly when `overlap` says
+    // the triangles touch.
+    let certified = |d2: f64, p: V, q: V| {
+        if near_contact(d2, a, b) && overlap_rel(a, b) {
+            let x = common_point(a, b, &p, &q);
+            (0.0, x, x)
+        } else {
+            (positive(d2), p, q)
+        }
+    };
     let mut best = f64::INFINITY;
     let mut bp = a[0];
     let mut bq = b[0];
@@ -228,7 +277,7 @@ fn distance_rel(a: &[V; 3], b: &[V; 3]) -> (f64, V, V) {
             let d2 = (p - q).norm_squared();
             if d2 < best {
                 if certifies(a, b, &p, &q) {
-                    return (d2.sqrt(), p, q);
+                    return certified(d2, p, q);
                 }
                 best = d2;
                 bp = p;
@@ -241,7 +290,7 @@ fn distance_rel(a: &[V; 3], b: &[V; 3]) -> (f64, V, V) {
         let d2 = (a[k] - q).norm_squared();
         if d2 < best {
             if certifies(a, b, &a[k], &q) {
-                return (d2.sqrt(), a[k], q);
+                return certified(d2, a[k], q);
             }
             best = d2;
             bp = a[k];
@@ -251,7 +300,7 @@ fn distance_rel(a: &[V; 3], b: &[V; 3]) -> (f64, V, V) {
         let d2 = (b[k] - p).norm_squared();
         if d2 < best {
             if certifies(a, b, &p, &b[k]) {
-                return (d2.sqrt(), p, b[k]);
+                return certified(d2, p, b[k]);
             }
             best = d2;
             bp = p;
@@ -259,18 +308,10 @@ fn distance_rel(a: &[V; 3], b: &[V; 3]) -> (f64, V, V) {
         }
     }
     if overlap_rel(a, b) {
-        for i in 0..3 {
-            if let Some(x) = segment_triangle_point(&a[i], &a[(i + 1) % 3], b) {
-                return (0.0, x, x);
-            }
-            if let Some(x) = segment_triangle_point(&b[i], &b[(i + 1) % 3], a) {
-                return (0.0, x, x);
-            }
-        }
-        let m = (bp + bq) * 0.5;
-        return (0.0, m, m);
+        let x = common_point(a, b, &bp, &bq);
+        return (0.0, x, x);
     }
-    (best.sqrt(), bp, bq)
+    (positive(best), bp, bq)
 }
 
 #[cfg(test)]
