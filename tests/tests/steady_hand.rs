@@ -11,6 +11,12 @@
 //! * `watchdog_stops_within_two_periods`: `simulated_user` stops publishing after 1.5 s; the
 //!   first zero command must come at most `wrench_timeout_s + 2 / rate_hz` after the last
 //!   wrench, with the reason logged.
+//! * `guidance_combines_and_sequences_fixtures`: the services `~/combine`, `~/load_sequence`
+//!   and `~/sequence` of `steady_hand_guidance` called from a Rust client: bad requests are
+//!   refused with a reason; a plane ∩ cone priority combination publishes the analytic `D`
+//!   and `u` at the robot's pose; a two-step sequence (approach a point until the error is
+//!   below a threshold for a dwell time, then hold plane + cone) advances, steps, finishes
+//!   and stops, with the step in every published fixture.
 //!
 //! Binaries come from the target directory (build `steady_hand`, `rpq_virtual_fixtures`,
 //! `robot_sim`, `rpq_bag` first). Opens DDS sockets: runs only inside the private network
@@ -619,5 +625,371 @@ fn rclpy_peer_drives_the_controller() {
             "rclpy saw {got:?}, library gives {expected:?}"
         );
         assert_eq!(m["data"]["header"]["frame_id"].as_str(), Some("base_link"));
+    }
+}
+
+mod combine_and_sequence {
+    use super::*;
+    use futures::StreamExt;
+    use rpq_ros::interfaces::rpq_interfaces::msg::{FixtureStep, VirtualFixture};
+    use rpq_ros::interfaces::rpq_interfaces::srv::{
+        CombineFixtures, CombineFixturesRequest, LoadSequence, LoadSequenceRequest,
+        SequenceControl, SequenceControlRequest,
+    };
+    use rpq_ros::{args::RosArgs, env::RosEnv, node::RosNode, qos};
+    use std::time::Instant;
+
+    type V3 = [f64; 3];
+    fn sub(a: V3, b: V3) -> V3 {
+        [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
+    }
+    fn cross(a: V3, b: V3) -> V3 {
+        [
+            a[1] * b[2] - a[2] * b[1],
+            a[2] * b[0] - a[0] * b[2],
+            a[0] * b[1] - a[1] * b[0],
+        ]
+    }
+    fn norm(a: V3) -> f64 {
+        (a[0] * a[0] + a[1] * a[1] + a[2] * a[2]).sqrt()
+    }
+
+    /// The expected plane-priority-cone fixture (config/steady_hand_guidance.yaml: plane z =
+    /// 0.4 with error_gain 100, cone apex (0.4, 0, 0.3), axis z, half-angle 0.3, tool axis z,
+    /// gain 1) at the tool pose `p`, tool axis `z`: `D = [e_z × (p − c)]_xy` normalised and
+    /// `u = u_plane + <D>[D_plane] u_cone` (combine.rs, module docs).
+    fn expected_plane_cone(p: V3, z: V3) -> ([f64; 6], [f64; 6]) {
+        let c = [0.4, 0.0, 0.3];
+        let r = sub(p, c);
+        let a = [0.0, 0.0, 1.0];
+        let d_lin = cross(a, r);
+        let dn = norm([d_lin[0], d_lin[1], 0.0]);
+        let d = [d_lin[0] / dn, d_lin[1] / dn, 0.0, 0.0, 0.0, 0.0];
+        // nearest generator at the tool's azimuth
+        let radial = [z[0], z[1], 0.0];
+        let rn = norm(radial);
+        let g = [
+            radial[0] / rn * 0.3f64.sin(),
+            radial[1] / rn * 0.3f64.sin(),
+            0.3f64.cos(),
+        ];
+        let w = cross(z, g);
+        let wr = cross(w, r);
+        // [D_plane] u_cone = (wr_x, wr_y, 0, 0, 0, 0); remove the D component
+        let dot = wr[0] * d[0] + wr[1] * d[1];
+        let u = [
+            wr[0] - dot * d[0],
+            wr[1] - dot * d[1],
+            -(p[2] - 0.4) * 100.0,
+            0.0,
+            0.0,
+            0.0,
+        ];
+        (d, u)
+    }
+
+    fn step(name: &str, primary: &str, secondary: &str, completion: &str) -> FixtureStep {
+        FixtureStep {
+            name: name.into(),
+            primary: primary.into(),
+            secondary: secondary.into(),
+            completion: completion.into(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn guidance_combines_and_sequences_fixtures() {
+        let env = TestEnv::new();
+        let mut sim = spawn_robot_sim(&env, &["-p", START, "-p", "update_rate_hz:=500.0"]);
+        let cfg = repo_root().join("config");
+        let mut guidance = spawn_node(
+            &env,
+            "steady_hand_guidance",
+            &[
+                vec![
+                    "--params-file".to_string(),
+                    cfg.join("steady_hand_guidance.yaml").display().to_string(),
+                ],
+                p(&format!(
+                    "robot_description_file:={}",
+                    rx60_urdf().display()
+                ))
+                .to_vec(),
+            ]
+            .concat(),
+            "steady_hand_guidance ready",
+        );
+        // the tool pose at the start configuration (the robot does not move: no controller)
+        let q = [0.0, 0.5, 1.5, 0.0, 1.14, 0.0];
+        let pose = rx60_robot().link_pose("tool0", &q).unwrap();
+        let tp = [
+            pose.translation.vector[0],
+            pose.translation.vector[1],
+            pose.translation.vector[2],
+        ];
+        let m = pose.rotation.to_rotation_matrix();
+        let tz = [m[(0, 2)], m[(1, 2)], m[(2, 2)]];
+        assert!(
+            (tp[2] - 0.4).abs() > 1e-3,
+            "the test needs the tool off the plane z = 0.4: {tp:?}"
+        );
+
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let domain = env.domain_id.to_string();
+        runtime.block_on(async move {
+            let ros_env =
+                RosEnv::from_vars(|k| (k == "ROS_DOMAIN_ID").then(|| domain.clone())).unwrap();
+            let mut node =
+                RosNode::new("vf_sequence_client", ros_env, RosArgs::default(), &[]).unwrap();
+            let fx_sub = node
+                .subscription::<VirtualFixture>("/virtual_fixture", qos::default())
+                .unwrap();
+            let combine = node
+                .client::<CombineFixtures>("/steady_hand_guidance/combine")
+                .unwrap();
+            let load = node
+                .client::<LoadSequence>("/steady_hand_guidance/load_sequence")
+                .unwrap();
+            let control = node
+                .client::<SequenceControl>("/steady_hand_guidance/sequence")
+                .unwrap();
+            node.wait_for_service(&combine, Duration::from_secs(20))
+                .await
+                .expect("service appears");
+            node.wait_for_service(&load, Duration::from_secs(20))
+                .await
+                .expect("service appears");
+            node.wait_for_service(&control, Duration::from_secs(20))
+                .await
+                .expect("service appears");
+            let t = Duration::from_secs(10);
+            let mut fixtures = std::pin::pin!(fx_sub.async_stream());
+            // the next fixture that satisfies `pred`, within 5 s
+            macro_rules! wait_for {
+                ($what:expr, $pred:expr) => {{
+                    let deadline = Instant::now() + Duration::from_secs(5);
+                    loop {
+                        let left = deadline.saturating_duration_since(Instant::now());
+                        let item = tokio::time::timeout(left, fixtures.next())
+                            .await
+                            .unwrap_or_else(|_| panic!("no fixture with {} within 5 s", $what));
+                        let (f, _) = item.expect("stream open").expect("fixture decodes");
+                        let pred: &dyn Fn(&VirtualFixture) -> bool = &$pred;
+                        if pred(&f) {
+                            break f;
+                        }
+                    }
+                }};
+            }
+            let combine_req = |p: &str, s: &str, c: &str, m: &str| CombineFixturesRequest {
+                primary: p.into(),
+                secondary: s.into(),
+                combination: c.into(),
+                mode: m.into(),
+            };
+            let ctl = |c: &str| SequenceControlRequest { command: c.into() };
+
+            // --- bad requests are refused with a reason
+            for (req, needle) in [
+                (combine_req("cylinder", "plane", "", ""), "cylinder"),
+                (combine_req("plane", "plane", "", ""), "both"),
+                (combine_req("path", "rcm_cone", "", ""), "no path"),
+                (combine_req("plane", "point", "union", ""), "union"),
+                (combine_req("plane", "", "", ""), "secondary"),
+            ] {
+                let r = combine.call(req, t).await.unwrap();
+                assert!(
+                    !r.success && r.message.contains(needle),
+                    "{needle}: {}",
+                    r.message
+                );
+            }
+            let r = load
+                .call(
+                    LoadSequenceRequest {
+                        steps: vec![],
+                        start: true,
+                    },
+                    t,
+                )
+                .await
+                .unwrap();
+            assert!(
+                !r.success && r.message.contains("no steps"),
+                "{}",
+                r.message
+            );
+            let mut nan = step("approach", "point", "", "error_below");
+            nan.threshold = f64::NAN;
+            let r = load
+                .call(
+                    LoadSequenceRequest {
+                        steps: vec![step("a", "plane", "", ""), nan],
+                        start: true,
+                    },
+                    t,
+                )
+                .await
+                .unwrap();
+            assert!(
+                !r.success && r.message.contains("step 1 `approach`"),
+                "{}",
+                r.message
+            );
+            let r = load
+                .call(
+                    LoadSequenceRequest {
+                        steps: vec![step("x", "torus", "", "")],
+                        start: false,
+                    },
+                    t,
+                )
+                .await
+                .unwrap();
+            assert!(!r.success && r.message.contains("torus"), "{}", r.message);
+            let r = control.call(ctl("start"), t).await.unwrap();
+            assert!(!r.success && r.state == "empty" && r.step == -1, "{r:?}");
+            let r = control.call(ctl("jump"), t).await.unwrap();
+            assert!(!r.success && r.message.contains("jump"), "{}", r.message);
+
+            // --- plane (primary) with the RCM cone inside it (priority)
+            let r = combine
+                .call(combine_req("plane", "rcm_cone", "priority", "open_loop"), t)
+                .await
+                .unwrap();
+            assert!(r.success, "{}", r.message);
+            let f = wait_for!("priority", |f: &VirtualFixture| f.combination == "priority");
+            assert_eq!(
+                (
+                    f.fixture_type.as_str(),
+                    f.secondary_type.as_str(),
+                    f.mode.as_str()
+                ),
+                ("plane", "rcm_cone", "open_loop")
+            );
+            assert!(!f.fallback);
+            assert_eq!((f.sequence_step, f.sequence_state.as_str()), (-1, "empty"));
+            assert_eq!(f.n, 1, "{f:?}");
+            let (d, u) = expected_plane_cone(tp, tz);
+            // D's sign is arbitrary
+            let sign = if f.d[0] * d[0] + f.d[1] * d[1] < 0.0 {
+                -1.0
+            } else {
+                1.0
+            };
+            for k in 0..6 {
+                assert!((f.d[k] * sign - d[k]).abs() < 1e-9, "D {:?} vs {d:?}", f.d);
+                assert!((f.u[k] - u[k]).abs() < 1e-9, "u {:?} vs {u:?}", f.u);
+            }
+
+            // --- plane ∩ point: no common direction off the plane: the plane alone, flagged
+            let r = combine
+                .call(combine_req("plane", "point", "intersect", ""), t)
+                .await
+                .unwrap();
+            assert!(r.success, "{}", r.message);
+            let f = wait_for!("intersect", |f: &VirtualFixture| f.combination
+                == "intersect");
+            assert!(f.fallback, "{f:?}");
+            assert_eq!(f.n, 2);
+            for c in f.d.chunks(6) {
+                assert!(c[2].abs() < 1e-12 && c[3..].iter().all(|x| x.abs() < 1e-12));
+            }
+            assert!((f.u[2] + (tp[2] - 0.4) * 100.0).abs() < 1e-9);
+
+            // --- sequence: approach the point, then hold plane + cone
+            let mut approach = step("approach", "point", "", "error_below");
+            approach.threshold = 10.0; // m: met at once; the dwell time decides
+            approach.dwell_s = 0.4;
+            approach.mode = "closed_loop".into();
+            let hold = FixtureStep {
+                combination: "priority".into(),
+                ..step("hold", "plane", "rcm_cone", "manual")
+            };
+            let r = load
+                .call(
+                    LoadSequenceRequest {
+                        steps: vec![approach, hold],
+                        start: true,
+                    },
+                    t,
+                )
+                .await
+                .unwrap();
+            assert!(r.success && r.length == 2, "{}", r.message);
+            let f0 = wait_for!("step 0", |f: &VirtualFixture| f.sequence_step == 0);
+            let t0 = Instant::now();
+            assert_eq!(
+                (
+                    f0.fixture_type.as_str(),
+                    f0.mode.as_str(),
+                    f0.sequence_state.as_str(),
+                    f0.sequence_step_name.as_str(),
+                    f0.sequence_length
+                ),
+                ("point", "closed_loop", "running", "approach", 2)
+            );
+            assert_eq!(f0.combination, "");
+            let f1 = wait_for!("step 1", |f: &VirtualFixture| f.sequence_step == 1);
+            let dwell = t0.elapsed().as_secs_f64();
+            assert!(
+                (0.3..2.0).contains(&dwell),
+                "step 0 lasted {dwell} s (dwell 0.4 s)"
+            );
+            assert_eq!(
+                (
+                    f1.fixture_type.as_str(),
+                    f1.secondary_type.as_str(),
+                    f1.combination.as_str(),
+                    f1.sequence_step_name.as_str(),
+                    f1.mode.as_str()
+                ),
+                ("plane", "rcm_cone", "priority", "hold", "open_loop")
+            );
+            assert_eq!(f1.n, 1);
+            // manual step: the operator moves on; the last step then holds
+            let r = control.call(ctl("step"), t).await.unwrap();
+            assert!(r.success && r.state == "finished" && r.step == 1, "{r:?}");
+            let f = wait_for!("finished", |f: &VirtualFixture| f.sequence_state
+                == "finished");
+            assert_eq!((f.sequence_step, f.combination.as_str()), (1, "priority"));
+            // stop: the operator's fixture (plane ∩ point) is back
+            let r = control.call(ctl("stop"), t).await.unwrap();
+            assert!(r.success && r.state == "stopped", "{r:?}");
+            let f = wait_for!("stopped", |f: &VirtualFixture| f.sequence_state
+                == "stopped");
+            assert_eq!(
+                (
+                    f.sequence_step,
+                    f.combination.as_str(),
+                    f.secondary_type.as_str()
+                ),
+                (-1, "intersect", "point")
+            );
+            // reset and start: step 0 again
+            let r = control.call(ctl("reset"), t).await.unwrap();
+            assert!(r.success && r.state == "ready" && r.step == 0, "{r:?}");
+            let r = control.call(ctl("start"), t).await.unwrap();
+            assert!(r.success && r.state == "running", "{r:?}");
+            let f = wait_for!("restart", |f: &VirtualFixture| f.sequence_state
+                == "running");
+            assert_eq!(f.sequence_step, 0);
+        });
+        guidance.stop(Duration::from_secs(3));
+        sim.stop(Duration::from_secs(3));
+        let log = guidance.output().join("\n");
+        assert!(
+            log.contains("sequence: step 0 `approach` complete"),
+            "{log}"
+        );
+        assert!(
+            log.contains("is empty here"),
+            "fallback warning logged: {log}"
+        );
     }
 }

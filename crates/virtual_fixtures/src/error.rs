@@ -36,4 +36,15 @@ pub enum Error {
     /// degenerate triangle, zero normal, ...).
     #[error("degenerate geometry: {0}")]
     Degenerate(&'static str),
+    /// A name that is not one of the accepted values.
+    #[error("unknown {what}: `{name}`")]
+    UnknownName {
+        /// What kind of name, with the accepted values.
+        what: &'static str,
+        /// The name given.
+        name: String,
+    },
+    /// A request that the current state does not allow (e.g. starting an empty sequence).
+    #[error("{0}")]
+    InvalidRequest(&'static str),
 }

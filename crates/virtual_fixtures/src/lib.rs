@@ -16,6 +16,10 @@
 //!   fixture, velocity and acceleration limits) on preallocated state.
 //! * [`SteadyHandRobot`] and [`SimulatedUser`]: the paper's kinematic robot (eqs. 14-15) and a
 //!   seeded cooperative user; [`tasks`] runs the paper's two experiments.
+//! * [`combine`]: two fixtures as one (intersection of the preferred subspaces, or the
+//!   secondary inside the primary's subspace by null-space projection), and [`Sequencer`]:
+//!   an ordered list of fixtures advanced by completion criteria — the paper's open problem
+//!   of combining and sequencing guidance modes.
 //!
 //! Twists are `[v; ω]` and wrenches `[f; τ]` (linear part first), in the base frame.
 //!
@@ -33,15 +37,18 @@
 //! ```
 #![warn(missing_docs)]
 
+mod combine;
 mod controller;
 mod error;
 mod law;
 mod projection;
+mod sequence;
 mod source;
 mod steady_hand;
 pub mod tasks;
 mod user;
 
+pub use combine::{combine, Combination, Combined};
 pub use controller::{
     uniform_scale, AdmittanceController, ControllerConfig, Limits, Mode, Shaping, StepInfo,
 };
@@ -50,6 +57,7 @@ pub use law::{
     closed_loop_direction, closed_loop_velocity, Compliance, EffectiveCompliance, FixtureKind,
 };
 pub use projection::{Projection, RankTolerance};
+pub use sequence::{Completion, SequenceState, Sequencer, Step, StepProgress, Transition};
 pub use source::{
     closest_on_triangle, CurvePoint, Guidance, GuidanceSource, ParametricCurve, PlaneSurface,
     PointTarget, PolylinePath, RcmCone, TriangleMeshSurface,

@@ -196,6 +196,7 @@ registry!(
     nav_msgs::Path,
     rpq_interfaces::msg::AdmittanceStatus,
     rpq_interfaces::msg::DriverStatus,
+    rpq_interfaces::msg::FixtureStep,
     rpq_interfaces::msg::GloveReading,
     rpq_interfaces::msg::VirtualFixture,
     sensor_msgs::CompressedImage,

@@ -1,11 +1,12 @@
 //! Conversions between ROS messages and the virtual-fixture library (pure; no sockets).
 
 use nalgebra::{Isometry3, Point3, Vector3, Vector6};
+use rpq_ros::interfaces::rpq_interfaces::msg::FixtureStep;
 use rpq_ros::interfaces::rpq_interfaces::msg::VirtualFixture;
 use rpq_ros::msg::geometry_msgs::Wrench;
 use rpq_ros::msg::sensor_msgs::JointState;
 use rpq_ros::msg::std_msgs::Header;
-use rpq_virtual_fixtures::{Guidance, Mode};
+use rpq_virtual_fixtures::{Combination, Completion, Guidance, Mode, Step};
 
 use crate::NodeError;
 
@@ -96,7 +97,146 @@ pub fn fixture_to_msg(
         n: g.n() as u8,
         d: g.flattened().collect(),
         u,
+        combination: String::new(),
+        secondary_type: String::new(),
+        fallback: false,
+        sequence_state: "empty".into(),
+        sequence_step: -1,
+        sequence_step_name: String::new(),
+        sequence_length: 0,
     }
+}
+
+/// The guidance source names of `VirtualFixture::TYPE_*`.
+pub const SOURCE_TYPES: [&str; 5] = [
+    VirtualFixture::TYPE_NONE,
+    VirtualFixture::TYPE_PATH,
+    VirtualFixture::TYPE_PLANE,
+    VirtualFixture::TYPE_POINT,
+    VirtualFixture::TYPE_RCM_CONE,
+];
+
+/// A fixture as chosen by the operator or a sequence step: one source, or two combined.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FixtureSpec {
+    /// Label (sequence steps; empty otherwise).
+    pub name: String,
+    /// Primary source (`VirtualFixture::TYPE_*`).
+    pub primary: String,
+    /// Secondary source and how it is combined with the primary.
+    pub secondary: Option<(String, Combination)>,
+    /// Mode; `None` = the node's current mode.
+    pub mode: Option<FixtureMode>,
+}
+
+impl FixtureSpec {
+    /// Checks and builds a spec. `secondary` "" = single source; `combination` "" = priority;
+    /// `mode` "" = `None`. Sources must be `TYPE_*` names; a secondary must not be `none` nor
+    /// equal to the primary.
+    pub fn parse(
+        name: &str,
+        primary: &str,
+        secondary: &str,
+        combination: &str,
+        mode: &str,
+    ) -> Result<Self, NodeError> {
+        let known = |what: &str, s: &str| {
+            if SOURCE_TYPES.contains(&s) {
+                Ok(())
+            } else {
+                Err(NodeError::bad(
+                    what,
+                    format!(
+                        "unknown fixture type `{s}` (expected one of {})",
+                        SOURCE_TYPES.join(", ")
+                    ),
+                ))
+            }
+        };
+        known("primary", primary)?;
+        let secondary = if secondary.is_empty() {
+            if !combination.is_empty() {
+                return Err(NodeError::bad(
+                    "combination",
+                    "a combination needs a secondary source",
+                ));
+            }
+            None
+        } else {
+            known("secondary", secondary)?;
+            if secondary == VirtualFixture::TYPE_NONE || primary == VirtualFixture::TYPE_NONE {
+                return Err(NodeError::bad(
+                    "secondary",
+                    "`none` cannot be combined (use a single source)",
+                ));
+            }
+            if secondary == primary {
+                return Err(NodeError::bad(
+                    "secondary",
+                    format!("primary and secondary are both `{primary}`"),
+                ));
+            }
+            let how = if combination.is_empty() {
+                Combination::Priority
+            } else {
+                Combination::parse(combination)?
+            };
+            Some((secondary.to_string(), how))
+        };
+        let mode = if mode.is_empty() {
+            None
+        } else {
+            Some(FixtureMode::parse(mode)?)
+        };
+        Ok(Self {
+            name: name.to_string(),
+            primary: primary.to_string(),
+            secondary,
+            mode,
+        })
+    }
+
+    /// Whether the spec uses source `t`.
+    pub fn uses(&self, t: &str) -> bool {
+        self.primary == t || self.secondary.as_ref().is_some_and(|(s, _)| s == t)
+    }
+}
+
+/// Checks and converts one [`FixtureStep`] of a `LoadSequence` request.
+pub fn step_from_msg(m: &FixtureStep) -> Result<Step<FixtureSpec>, NodeError> {
+    let fixture = FixtureSpec::parse(&m.name, &m.primary, &m.secondary, &m.combination, &m.mode)?;
+    let completion = match m.completion.as_str() {
+        "" | FixtureStep::COMPLETION_MANUAL => Completion::Manual,
+        FixtureStep::COMPLETION_ERROR_BELOW => Completion::ErrorBelow {
+            threshold: m.threshold,
+            dwell: m.dwell_s,
+        },
+        FixtureStep::COMPLETION_PATH_END => {
+            if !fixture.uses(VirtualFixture::TYPE_PATH) {
+                return Err(NodeError::bad(
+                    "completion",
+                    "path_end needs a step that uses the path",
+                ));
+            }
+            Completion::PathEnd {
+                tolerance: m.threshold,
+            }
+        }
+        FixtureStep::COMPLETION_DURATION => Completion::Duration { seconds: m.dwell_s },
+        other => {
+            return Err(NodeError::bad(
+                "completion",
+                format!(
+                "unknown completion `{other}` (expected manual, error_below, path_end or duration)"
+            ),
+            ))
+        }
+    };
+    completion.validate()?;
+    Ok(Step {
+        fixture,
+        completion,
+    })
 }
 
 /// A wrench measured in the sensor frame (pose `sensor` in the base frame) as the equivalent
@@ -271,6 +411,67 @@ mod tests {
         let mut bad = msg;
         bad.mode = "sideways".into();
         assert!(fixture_from_msg(&bad).is_err());
+    }
+
+    #[test]
+    fn fixture_specs_and_steps() {
+        let s = FixtureSpec::parse("", "plane", "rcm_cone", "", "").unwrap();
+        assert_eq!(
+            s.secondary,
+            Some(("rcm_cone".to_string(), Combination::Priority))
+        );
+        assert_eq!(s.mode, None);
+        assert!(s.uses("rcm_cone") && !s.uses("path"));
+        let s = FixtureSpec::parse("a", "path", "", "", "open_loop").unwrap();
+        assert_eq!(s.mode, Some(FixtureMode::OpenLoop));
+        for (p, sec, c, m) in [
+            ("cylinder", "", "", ""),
+            ("plane", "cylinder", "", ""),
+            ("plane", "plane", "", ""),
+            ("plane", "none", "", ""),
+            ("none", "plane", "", ""),
+            ("plane", "point", "union", ""),
+            ("plane", "", "intersect", ""),
+            ("plane", "point", "", "sideways"),
+        ] {
+            assert!(
+                FixtureSpec::parse("", p, sec, c, m).is_err(),
+                "{p} {sec} {c} {m}"
+            );
+        }
+        let err = FixtureSpec::parse("", "cylinder", "", "", "").unwrap_err();
+        assert!(err.to_string().contains("cylinder"), "{err}");
+        let mut m = FixtureStep {
+            primary: "point".into(),
+            completion: "error_below".into(),
+            threshold: 0.002,
+            dwell_s: 0.5,
+            ..Default::default()
+        };
+        assert_eq!(
+            step_from_msg(&m).unwrap().completion,
+            Completion::ErrorBelow {
+                threshold: 0.002,
+                dwell: 0.5
+            }
+        );
+        m.threshold = f64::NAN;
+        assert!(step_from_msg(&m).is_err());
+        m.threshold = 0.1;
+        m.completion = "path_end".into();
+        assert!(
+            step_from_msg(&m).is_err(),
+            "point step cannot end at a path end"
+        );
+        m.secondary = "path".into();
+        assert!(step_from_msg(&m).is_ok());
+        m.completion = "duration".into();
+        m.dwell_s = 0.0;
+        assert!(step_from_msg(&m).is_err());
+        m.completion = "whenever".into();
+        assert!(step_from_msg(&m).is_err());
+        m.completion = String::new();
+        assert_eq!(step_from_msg(&m).unwrap().completion, Completion::Manual);
     }
 
     #[test]

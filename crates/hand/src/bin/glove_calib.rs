@@ -87,9 +87,10 @@ enum Cmd {
         /// Calibrated model YAML to write.
         #[arg(long)]
         out: PathBuf,
-        /// Directory for report.yaml and the error histogram (PNG + SVG).
-        #[arg(long, default_value = "out/glove_calib")]
-        report_dir: PathBuf,
+        /// Directory for the report YAML and the error histogram (PNG + SVG) [default: the
+        /// directory of --out].
+        #[arg(long)]
+        report_dir: Option<PathBuf>,
         /// Condition number above which a warning is printed.
         #[arg(long, default_value_t = 100.0)]
         cond_warn: f64,
@@ -102,9 +103,9 @@ enum Cmd {
         /// Data CSV.
         #[arg(long)]
         data: PathBuf,
-        /// Directory for the error histogram (PNG + SVG).
-        #[arg(long, default_value = "out/glove_calib")]
-        report_dir: PathBuf,
+        /// Directory for the error histogram (PNG + SVG) [default: the directory of --params].
+        #[arg(long)]
+        report_dir: Option<PathBuf>,
         /// Exit with failure if any error exceeds this many mm.
         #[arg(long)]
         max_error: Option<f64>,
@@ -243,6 +244,7 @@ fn run(cli: Cli) -> Result<ExitCode, HandError> {
             report_dir,
             cond_warn,
         } => {
+            let report_dir = report_dir.unwrap_or_else(|| directory_of(&out));
             let init = HandModel::from_yaml_file(&initial)?;
             let samples = data::read_csv_file(&data_path)?;
             let bar = ProgressBar::new(5);
@@ -308,6 +310,7 @@ fn run(cli: Cli) -> Result<ExitCode, HandError> {
             report_dir,
             max_error,
         } => {
+            let report_dir = report_dir.unwrap_or_else(|| directory_of(&params));
             let model = HandModel::from_yaml_file(&params)?;
             let samples = data::read_csv_file(&data_path)?;
             let errs = per_finger_errors(&model, &samples);
@@ -337,5 +340,13 @@ fn main() -> ExitCode {
             eprintln!("glove_calib: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// The folder a file is in (`.` for a bare file name).
+fn directory_of(file: &std::path::Path) -> PathBuf {
+    match file.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
     }
 }

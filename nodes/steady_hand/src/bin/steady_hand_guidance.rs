@@ -13,6 +13,15 @@
 //! | srv `~/load_path` | `rpq_interfaces/srv/LoadPath` | points or a file; makes the path active |
 //! | srv `~/set_rcm_cone` | `rpq_interfaces/srv/SetRcmCone` | makes the cone active |
 //! | srv `~/set_mode` | `rpq_interfaces/srv/SetFixtureMode` | free / open_loop / closed_loop, and the source |
+//! | srv `~/combine` | `rpq_interfaces/srv/CombineFixtures` | two sources as one fixture (intersect / priority) |
+//! | srv `~/load_sequence` | `rpq_interfaces/srv/LoadSequence` | an ordered list of fixtures with completion criteria |
+//! | srv `~/sequence` | `rpq_interfaces/srv/SequenceControl` | start / stop / step / reset the sequence |
+//!
+//! The published fixture is the running sequence step's when a sequence runs (or has
+//! finished: the last step holds), otherwise the operator's fixture (`~/set_mode`,
+//! `~/combine`, `~/load_path`, `~/set_rcm_cone`). `~/set_mode` with a source and `~/combine`
+//! stop a running sequence; `~/load_path` and `~/set_rcm_cone` only replace the geometry
+//! (steps using it see the new one) and make it the operator's fixture.
 
 use std::error::Error;
 use std::pin::pin;
@@ -22,7 +31,9 @@ use futures::StreamExt;
 use nalgebra::{Isometry3, Point3, Vector3};
 use rpq_ros::interfaces::rpq_interfaces::msg::VirtualFixture;
 use rpq_ros::interfaces::rpq_interfaces::srv::{
-    LoadPath, LoadPathRequest, LoadPathResponse, SetFixtureMode, SetFixtureModeRequest,
+    CombineFixtures, CombineFixturesRequest, CombineFixturesResponse, LoadPath, LoadPathRequest,
+    LoadPathResponse, LoadSequence, LoadSequenceRequest, LoadSequenceResponse, SequenceControl,
+    SequenceControlRequest, SequenceControlResponse, SetFixtureMode, SetFixtureModeRequest,
     SetFixtureModeResponse, SetRcmCone, SetRcmConeRequest, SetRcmConeResponse,
 };
 use rpq_ros::msg::builtin_interfaces::Time;
@@ -33,10 +44,12 @@ use rpq_ros::params::Params;
 use rpq_ros::shutdown::Shutdown;
 use rpq_ros::{qos, ros_info, ros_warn};
 use rpq_virtual_fixtures::{
-    Guidance, GuidanceSource, PlaneSurface, PointTarget, PolylinePath, RcmCone,
+    combine, Guidance, GuidanceSource, PlaneSurface, PointTarget, PolylinePath, RankTolerance,
+    RcmCone, Sequencer, StepProgress, Transition,
 };
 use steady_hand::convert::{
-    fixture_to_msg, parse_path_text, points_from_flat, FixtureMode, JointOrder,
+    fixture_to_msg, parse_path_text, points_from_flat, step_from_msg, FixtureMode, FixtureSpec,
+    JointOrder, SOURCE_TYPES,
 };
 use steady_hand::joints::JointMapper;
 use steady_hand::settings;
@@ -73,22 +86,257 @@ struct Sources {
     point: PointTarget,
     cone: RcmCone,
     active: String,
+    /// The operator's combination partner of `active` (`~/combine`).
+    combo: Option<(String, rpq_virtual_fixtures::Combination)>,
     mode: FixtureMode,
     error_gain: f64,
     free_rotation: bool,
     rcm_error_gain: f64,
+    seq: Sequencer<FixtureSpec>,
+}
+
+/// What one evaluation produced, besides `D` and `u`.
+struct Evaluated {
+    spec: FixtureSpec,
+    mode: FixtureMode,
+    fallback: bool,
+    step: Option<usize>,
+    transition: Transition,
 }
 
 impl Sources {
-    fn evaluate(&mut self, x: &Isometry3<f64>, g: &mut Guidance) -> Result<(), String> {
-        match self.active.as_str() {
+    /// The fixture that applies now: the sequence's step, else the operator's.
+    fn current_spec(&self) -> (FixtureSpec, Option<usize>) {
+        match self.seq.active() {
+            Some((i, step)) => (step.fixture.clone(), Some(i)),
+            None => (
+                FixtureSpec {
+                    name: String::new(),
+                    primary: self.active.clone(),
+                    secondary: self.combo.clone(),
+                    mode: None,
+                },
+                None,
+            ),
+        }
+    }
+
+    /// Evaluates the current fixture at `x` into `g`, then feeds the sequence (time `t` [s]).
+    fn evaluate_current(
+        &mut self,
+        x: &Isometry3<f64>,
+        g: &mut Guidance,
+        t: f64,
+    ) -> Result<Evaluated, String> {
+        let (spec, step) = self.current_spec();
+        self.evaluate_one(&spec.primary, x, g)?;
+        let mut fallback = false;
+        let mut error = self.error_of(&spec.primary, x);
+        if let Some((sec, how)) = &spec.secondary {
+            let mut gb = Guidance::empty();
+            self.evaluate_one(sec, x, &mut gb)?;
+            let c = combine(g, &gb, *how, &RankTolerance::default())
+                .ok_or("the combination is not finite at this pose")?;
+            *g = c.guidance;
+            fallback = c.fallback;
+            error = error.max(self.error_of(sec, x));
+        }
+        let remaining = if spec.uses(VirtualFixture::TYPE_PATH) {
+            self.path.as_ref().map(|p| {
+                p.length()
+                    - p.closest_point(&Point3::from(x.translation.vector))
+                        .arc_length
+            })
+        } else {
+            None
+        };
+        let transition = self.seq.update(t, &StepProgress { error, remaining });
+        let mode = spec.mode.unwrap_or(self.mode);
+        Ok(Evaluated {
+            spec,
+            mode,
+            fallback,
+            step,
+            transition,
+        })
+    }
+
+    /// Distance of the tool from a source's objective: m for path, plane and point, rad for
+    /// the cone, 0 for none.
+    fn error_of(&self, name: &str, x: &Isometry3<f64>) -> f64 {
+        let p = Point3::from(x.translation.vector);
+        match name {
+            VirtualFixture::TYPE_PATH => self
+                .path
+                .as_ref()
+                .map_or(f64::NAN, |path| path.closest_point(&p).distance),
+            VirtualFixture::TYPE_PLANE => self.plane.signed_distance(&p).abs(),
+            VirtualFixture::TYPE_POINT => (self.point.target - p).norm(),
+            VirtualFixture::TYPE_RCM_CONE => self
+                .cone
+                .angle_error(&self.cone.tool_direction(&x.rotation.to_rotation_matrix()))
+                .abs(),
+            _ => 0.0,
+        }
+    }
+
+    /// Refuses a spec that needs a path when none is loaded.
+    fn check_spec(&self, spec: &FixtureSpec) -> Result<(), String> {
+        if spec.uses(VirtualFixture::TYPE_PATH) && self.path.is_none() {
+            return Err("no path loaded (call ~/load_path first)".into());
+        }
+        Ok(())
+    }
+
+    fn combine_request(&mut self, req: &CombineFixturesRequest) -> CombineFixturesResponse {
+        let r = FixtureSpec::parse(
+            "",
+            &req.primary,
+            &req.secondary,
+            &req.combination,
+            &req.mode,
+        )
+        .map_err(|e| e.to_string())
+        .and_then(|spec| {
+            if spec.secondary.is_none() {
+                return Err("give a secondary source (or use ~/set_mode for one source)".into());
+            }
+            self.check_spec(&spec)?;
+            Ok(spec)
+        });
+        match r {
+            Ok(spec) => {
+                let stopped = self.stop_running_sequence();
+                self.active = spec.primary;
+                self.combo = spec.secondary;
+                if let Some(m) = spec.mode {
+                    self.mode = m;
+                }
+                let (sec, how) = self.combo.as_ref().expect("checked above");
+                CombineFixturesResponse {
+                    success: true,
+                    message: format!(
+                        "{} {} {} {}{}",
+                        self.active,
+                        how.as_str(),
+                        sec,
+                        self.mode.as_str(),
+                        stopped
+                    ),
+                }
+            }
+            Err(message) => CombineFixturesResponse {
+                success: false,
+                message,
+            },
+        }
+    }
+
+    fn stop_running_sequence(&mut self) -> &'static str {
+        if self.seq.stop().is_ok() {
+            " (sequence stopped)"
+        } else {
+            ""
+        }
+    }
+
+    fn load_sequence(&mut self, req: &LoadSequenceRequest) -> LoadSequenceResponse {
+        let fail = |message: String| LoadSequenceResponse {
+            success: false,
+            message,
+            length: 0,
+        };
+        if req.steps.is_empty() {
+            return fail("the sequence has no steps".into());
+        }
+        let mut steps = Vec::with_capacity(req.steps.len());
+        for (i, m) in req.steps.iter().enumerate() {
+            match step_from_msg(m).map_err(|e| e.to_string()).and_then(|s| {
+                self.check_spec(&s.fixture)?;
+                Ok(s)
+            }) {
+                Ok(s) => steps.push(s),
+                Err(e) => return fail(format!("step {i} `{}`: {e}", m.name)),
+            }
+        }
+        let n = steps.len();
+        if let Err((i, e)) = self.seq.load(steps) {
+            return fail(format!("step {i}: {e}"));
+        }
+        if req.start {
+            if let Err(e) = self.seq.start() {
+                return fail(e.to_string());
+            }
+        }
+        LoadSequenceResponse {
+            success: true,
+            message: format!("{n} steps, {}", self.seq.state().as_str()),
+            length: n as u32,
+        }
+    }
+
+    fn sequence_control(&mut self, req: &SequenceControlRequest) -> SequenceControlResponse {
+        let r = match req.command.as_str() {
+            SequenceControlRequest::COMMAND_START => self.seq.start().map(|()| String::new()),
+            SequenceControlRequest::COMMAND_STOP => self.seq.stop().map(|()| String::new()),
+            SequenceControlRequest::COMMAND_STEP => self.seq.advance().map(|t| match t {
+                Transition::Finished => "finished".to_string(),
+                _ => String::new(),
+            }),
+            SequenceControlRequest::COMMAND_RESET => {
+                self.seq.reset();
+                Ok(String::new())
+            }
+            other => Err(rpq_virtual_fixtures::Error::UnknownName {
+                what: "command (expected start, stop, step or reset)",
+                name: other.to_string(),
+            }),
+        };
+        let (success, message) = match r {
+            Ok(_) => (
+                true,
+                format!(
+                    "{} step {}/{}",
+                    self.seq.state().as_str(),
+                    self.seq.index(),
+                    self.seq.len()
+                ),
+            ),
+            Err(e) => (false, e.to_string()),
+        };
+        SequenceControlResponse {
+            success,
+            message,
+            state: self.seq.state().as_str().to_string(),
+            step: if self.seq.is_empty() {
+                -1
+            } else {
+                self.seq.index() as i32
+            },
+        }
+    }
+
+    fn evaluate_one(
+        &mut self,
+        name: &str,
+        x: &Isometry3<f64>,
+        g: &mut Guidance,
+    ) -> Result<(), String> {
+        match name {
             VirtualFixture::TYPE_NONE => *g = Guidance::empty(),
             VirtualFixture::TYPE_PATH => match &mut self.path {
                 Some(p) => p.evaluate(x, g),
                 None => return Err("no path loaded".into()),
             },
-            VirtualFixture::TYPE_PLANE => self.plane.evaluate(x, g),
-            VirtualFixture::TYPE_POINT => self.point.evaluate(x, g),
+            // the library's plane and point give u in metres; error_gain as documented
+            VirtualFixture::TYPE_PLANE => {
+                self.plane.evaluate(x, g);
+                g.u *= self.error_gain;
+            }
+            VirtualFixture::TYPE_POINT => {
+                self.point.evaluate(x, g);
+                g.u *= self.error_gain;
+            }
             VirtualFixture::TYPE_RCM_CONE => self.cone.evaluate(x, g),
             other => return Err(format!("unknown fixture type `{other}`")),
         }
@@ -120,6 +368,7 @@ impl Sources {
                 let length = path.length();
                 self.path = Some(path);
                 self.active = VirtualFixture::TYPE_PATH.into();
+                self.combo = None;
                 LoadPathResponse {
                     success: true,
                     message: String::new(),
@@ -150,6 +399,7 @@ impl Sources {
             Ok(c) => {
                 self.cone = c.with_error_gain(self.rcm_error_gain);
                 self.active = VirtualFixture::TYPE_RCM_CONE.into();
+                self.combo = None;
                 SetRcmConeResponse {
                     success: true,
                     message: String::new(),
@@ -172,15 +422,9 @@ impl Sources {
                 }
             }
         };
-        let known = [
-            VirtualFixture::TYPE_NONE,
-            VirtualFixture::TYPE_PATH,
-            VirtualFixture::TYPE_PLANE,
-            VirtualFixture::TYPE_POINT,
-            VirtualFixture::TYPE_RCM_CONE,
-        ];
+        let mut stopped = "";
         if !req.fixture_type.is_empty() {
-            if !known.contains(&req.fixture_type.as_str()) {
+            if !SOURCE_TYPES.contains(&req.fixture_type.as_str()) {
                 return SetFixtureModeResponse {
                     success: false,
                     message: format!("unknown fixture type `{}`", req.fixture_type),
@@ -193,11 +437,13 @@ impl Sources {
                 };
             }
             self.active = req.fixture_type.clone();
+            self.combo = None;
+            stopped = self.stop_running_sequence();
         }
         self.mode = mode;
         SetFixtureModeResponse {
             success: true,
-            message: format!("{} {}", self.active, mode.as_str()),
+            message: format!("{} {}{stopped}", self.active, mode.as_str()),
         }
     }
 }
@@ -241,6 +487,8 @@ async fn run() -> Result<(), Box<dyn Error>> {
         )?
         .with_error_gain(rcm_error_gain),
         active: p.str("fixture_type")?.to_string(),
+        combo: None,
+        seq: Sequencer::new(),
         mode: FixtureMode::parse(p.str("mode")?)
             .map_err(|e| NodeError::config("mode", e.to_string()))?,
         error_gain,
@@ -261,7 +509,7 @@ async fn run() -> Result<(), Box<dyn Error>> {
         src.path = Some(src.make_path(&pts)?);
     }
     let mut probe = Guidance::empty();
-    src.evaluate(&Isometry3::identity(), &mut probe)
+    src.evaluate_one(&src.active.clone(), &Isometry3::identity(), &mut probe)
         .map_err(|e| NodeError::config("fixture_type", e))?;
 
     let fx_pub = node.publisher::<VirtualFixture>(settings::FIXTURE_TOPIC, qos::default())?;
@@ -269,10 +517,18 @@ async fn run() -> Result<(), Box<dyn Error>> {
     let load_srv = node.service::<LoadPath>("~/load_path")?;
     let cone_srv = node.service::<SetRcmCone>("~/set_rcm_cone")?;
     let mode_srv = node.service::<SetFixtureMode>("~/set_mode")?;
+    let combine_srv = node.service::<CombineFixtures>("~/combine")?;
+    let seq_load_srv = node.service::<LoadSequence>("~/load_sequence")?;
+    let seq_srv = node.service::<SequenceControl>("~/sequence")?;
     let mut joint_states = pin!(js_sub.async_stream());
     let mut loads = pin!(load_srv.receive_request_stream());
     let mut cones = pin!(cone_srv.receive_request_stream());
     let mut modes = pin!(mode_srv.receive_request_stream());
+    let mut combines = pin!(combine_srv.receive_request_stream());
+    let mut seq_loads = pin!(seq_load_srv.receive_request_stream());
+    let mut seq_cmds = pin!(seq_srv.receive_request_stream());
+    let t0 = std::time::Instant::now();
+    let mut was_fallback = false;
     let mut tick = interval(Duration::from_secs_f64(1.0 / p.f64("rate_hz")?));
     tick.set_missed_tick_behavior(MissedTickBehavior::Skip);
     let mut q = vec![0.0; n];
@@ -297,10 +553,29 @@ async fn run() -> Result<(), Box<dyn Error>> {
                     continue;
                 }
                 let x = *mapper.tool_pose();
-                match src.evaluate(&x, &mut g) {
-                    Ok(()) => {
+                match src.evaluate_current(&x, &mut g, t0.elapsed().as_secs_f64()) {
+                    Ok(ev) => {
+                        if ev.fallback && !was_fallback {
+                            ros_warn!(log, "the combination of {} and {} is empty here: using {} alone", ev.spec.primary, ev.spec.secondary.as_ref().map_or("", |s| s.0.as_str()), ev.spec.primary);
+                        }
+                        was_fallback = ev.fallback;
+                        match ev.transition {
+                            Transition::Advanced { from, to } => ros_info!(log, "sequence: step {from} `{}` complete, step {to} `{}` active", src.seq.steps()[from].fixture.name, src.seq.steps()[to].fixture.name),
+                            Transition::Finished => ros_info!(log, "sequence: last step complete (finished; its fixture holds)"),
+                            Transition::None => {}
+                        }
                         let header = Header { stamp: Time::now().unwrap_or_default(), frame_id: root.clone() };
-                        if let Err(e) = fx_pub.publish(fixture_to_msg(header, &src.active, src.mode, &g)) {
+                        let mut msg = fixture_to_msg(header, &ev.spec.primary, ev.mode, &g);
+                        if let Some((sec, how)) = &ev.spec.secondary {
+                            msg.secondary_type = sec.clone();
+                            msg.combination = how.as_str().to_string();
+                        }
+                        msg.fallback = ev.fallback;
+                        msg.sequence_state = src.seq.state().as_str().to_string();
+                        msg.sequence_step = ev.step.map_or(-1, |i| i as i32);
+                        msg.sequence_step_name = ev.spec.name;
+                        msg.sequence_length = src.seq.len() as u32;
+                        if let Err(e) = fx_pub.publish(msg) {
                             ros_warn!(log, "cannot publish the fixture: {e}");
                         }
                     }
@@ -329,6 +604,21 @@ async fn run() -> Result<(), Box<dyn Error>> {
                 let r = src.set_mode(&req);
                 ros_info!(log, "~/set_mode: {}", r.message);
                 if let Err(e) = mode_srv.async_send_response(id, r).await { ros_warn!(log, "cannot answer ~/set_mode: {e}"); }
+            },
+            item = combines.next() => if let Some(Ok((id, req))) = item {
+                let r = src.combine_request(&req);
+                ros_info!(log, "~/combine: {}", if r.success { format!("{} active", r.message) } else { format!("refused: {}", r.message) });
+                if let Err(e) = combine_srv.async_send_response(id, r).await { ros_warn!(log, "cannot answer ~/combine: {e}"); }
+            },
+            item = seq_loads.next() => if let Some(Ok((id, req))) = item {
+                let r = src.load_sequence(&req);
+                ros_info!(log, "~/load_sequence: {}", if r.success { r.message.clone() } else { format!("refused: {}", r.message) });
+                if let Err(e) = seq_load_srv.async_send_response(id, r).await { ros_warn!(log, "cannot answer ~/load_sequence: {e}"); }
+            },
+            item = seq_cmds.next() => if let Some(Ok((id, req))) = item {
+                let r = src.sequence_control(&req);
+                ros_info!(log, "~/sequence {}: {}", req.command, if r.success { r.message.clone() } else { format!("refused: {}", r.message) });
+                if let Err(e) = seq_srv.async_send_response(id, r).await { ros_warn!(log, "cannot answer ~/sequence: {e}"); }
             },
         }
     }
