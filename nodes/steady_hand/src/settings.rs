@@ -310,6 +310,10 @@ pub fn user_declarations() -> Vec<ParamDecl> {
             .describe("stop publishing after this time [s]; 0: never")
             .range(0.0, 1e9)
             .read_only(),
+        ParamDecl::double("reverse_period_s", 0.0)
+            .describe("turn round (push the other way along the fixture) every this many seconds [s]; 0: never")
+            .range(0.0, 1e9)
+            .read_only(),
     ]
 }
 

@@ -319,7 +319,15 @@ async fn run() -> Result<(), Box<dyn Error>> {
             let outcome = if run_step {
                 st.compute(now)
             } else {
-                st.safety.inputs_ok(now)
+                // Between wrenches only the inputs' ages change; the Jacobian verdict of the
+                // last step stands (a timer tick must not clear a singularity stop).
+                st.safety.inputs_ok(now).and_then(|()| {
+                    if st.sigma_min.is_nan() {
+                        Ok(())
+                    } else {
+                        st.safety.jacobian_ok(st.sigma_min)
+                    }
+                })
             };
             let ok = outcome.is_ok();
             let transition = st.safety.record(outcome);

@@ -10,7 +10,7 @@
 //! | interface | type | behaviour |
 //! |---|---|---|
 //! | sub `virtual_fixture` | `rpq_interfaces/VirtualFixture` | what the user sees: direction `D[:,0]`, error `u / error_gain` |
-//! | pub `wrench` | `geometry_msgs/WrenchStamped` | at `rate_hz`, in `frame_id`, until `duration_s` (0: forever) |
+//! | pub `wrench` | `geometry_msgs/WrenchStamped` | at `rate_hz`, in `frame_id`, until `duration_s` (0: forever); turns round every `reverse_period_s` (0: never) |
 //!
 //! The cooperative user applies forces only (translation tasks); without a fixture it pushes
 //! along `direction_hint`.
@@ -86,6 +86,8 @@ async fn run() -> Result<(), Box<dyn Error>> {
     let frame_id = p.str("frame_id")?.to_string();
     let duration = p.f64("duration_s")?;
     let push = p.f64("push")?;
+    let reverse_period = p.f64("reverse_period_s")?;
+    let mut next_reverse = reverse_period;
 
     let pub_w = node.publisher::<WrenchStamped>(settings::WRENCH_TOPIC, qos::default())?;
     let fx_sub = node.subscription::<VirtualFixture>(settings::FIXTURE_TOPIC, qos::default())?;
@@ -124,6 +126,11 @@ async fn run() -> Result<(), Box<dyn Error>> {
                 if !primed {
                     user.prime(obs);
                     primed = true;
+                }
+                if reverse_period > 0.0 && start.elapsed().as_secs_f64() >= next_reverse {
+                    // turn round: later fixtures are followed the other way
+                    obs.intended = -obs.intended;
+                    next_reverse += reverse_period;
                 }
                 let f = if autonomous { autonomous_force(&obs.intended, push) } else { user.step(obs, dt) };
                 let msg = WrenchStamped {
