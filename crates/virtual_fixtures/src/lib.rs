@@ -59,8 +59,8 @@ pub use law::{
 pub use projection::{Projection, RankTolerance};
 pub use sequence::{Completion, SequenceState, Sequencer, Step, StepProgress, Transition};
 pub use source::{
-    closest_on_triangle, CurvePoint, Guidance, GuidanceSource, ParametricCurve, PlaneSurface,
-    PointTarget, PolylinePath, RcmCone, TriangleMeshSurface,
+    CurvePoint, Guidance, GuidanceSource, ParametricCurve, PlaneSurface, PointTarget, PolylinePath,
+    RcmCone, TriangleMeshSurface,
 };
 pub use steady_hand::{euler_xyz, euler_xyz_jacobian, r_xyz, RobotImperfections, SteadyHandRobot};
 pub use user::{autonomous_force, Observation, SimulatedUser, SplitMix64, UserModel};

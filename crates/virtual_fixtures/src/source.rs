@@ -569,47 +569,16 @@ pub struct TriangleMeshSurface {
     normals: Vec<Vector3<f64>>,
 }
 
-/// Closest point on triangle `abc` to `p` (Voronoi-region walk).
-pub fn closest_on_triangle(
+/// Closest point on triangle `abc` to `p`: the proximity engine's triangle primitive.
+fn closest_on_triangle(
     a: &Point3<f64>,
     b: &Point3<f64>,
     c: &Point3<f64>,
     p: &Point3<f64>,
 ) -> Point3<f64> {
-    let ab = b - a;
-    let ac = c - a;
-    let ap = p - a;
-    let d1 = ab.dot(&ap);
-    let d2 = ac.dot(&ap);
-    if d1 <= 0.0 && d2 <= 0.0 {
-        return *a;
-    }
-    let bp = p - b;
-    let d3 = ab.dot(&bp);
-    let d4 = ac.dot(&bp);
-    if d3 >= 0.0 && d4 <= d3 {
-        return *b;
-    }
-    let vc = d1 * d4 - d3 * d2;
-    if vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0 {
-        return a + ab * (d1 / (d1 - d3));
-    }
-    let cp = p - c;
-    let d5 = ab.dot(&cp);
-    let d6 = ac.dot(&cp);
-    if d6 >= 0.0 && d5 <= d6 {
-        return *c;
-    }
-    let vb = d5 * d2 - d1 * d6;
-    if vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0 {
-        return a + ac * (d2 / (d2 - d6));
-    }
-    let va = d3 * d6 - d5 * d4;
-    if va <= 0.0 && (d4 - d3) >= 0.0 && (d5 - d6) >= 0.0 {
-        return b + (c - b) * ((d4 - d3) / ((d4 - d3) + (d5 - d6)));
-    }
-    let denom = 1.0 / (va + vb + vc);
-    a + ab * (vb * denom) + ac * (vc * denom)
+    Point3::from(rpq_proximity::triangle::closest_point_on_triangle(
+        &p.coords, &a.coords, &b.coords, &c.coords,
+    ))
 }
 
 impl TriangleMeshSurface {
