@@ -7,8 +7,8 @@ mod common;
 use std::path::Path;
 use std::sync::Arc;
 
-use nalgebra::{Isometry3, Point3, Vector3};
-use rpq_kinematics::{JointKind, JointLimits, JointSpec, LinkSpec, TriMesh};
+use nalgebra::{Isometry3, Vector3};
+use rpq_kinematics::{JointKind, JointLimits, JointSpec, LinkSpec};
 use rpq_scene::cmatrix::Reason;
 use rpq_scene::{
     eval, Body, BodyId, CollisionMatrix, GeneratorSettings, QueryOptions, Robot, Scenario,
@@ -148,32 +148,6 @@ fn proven_pairs_are_really_far_apart() {
     }
 }
 
-fn cube(h: f64) -> TriMesh {
-    let mut v = Vec::new();
-    for sx in [-h, h] {
-        for sy in [-h, h] {
-            for sz in [-h, h] {
-                v.push(Point3::new(sx, sy, sz));
-            }
-        }
-    }
-    let t = vec![
-        [0, 1, 3],
-        [0, 3, 2],
-        [4, 6, 7],
-        [4, 7, 5],
-        [0, 4, 5],
-        [0, 5, 1],
-        [2, 3, 7],
-        [2, 7, 6],
-        [0, 2, 6],
-        [0, 6, 4],
-        [1, 5, 7],
-        [1, 7, 3],
-    ];
-    TriMesh::new(v, t).unwrap()
-}
-
 #[test]
 fn prismatic_travel_is_in_the_bound_and_the_search_reaches_the_limit() {
     // A carriage (cube 0.05) sliding on x in [-1, 1] at height 0.5 above a rail (cube 0.1),
@@ -202,7 +176,7 @@ fn prismatic_travel_is_in_the_bound_and_the_search_reaches_the_limit() {
     let slider = Robot::new(
         "slider",
         Arc::new(kin),
-        &[Some(cube(0.1)), Some(cube(0.05))],
+        &[Some(common::cube(0.1)), Some(common::cube(0.05))],
         Isometry3::identity(),
     )
     .unwrap();
@@ -211,7 +185,7 @@ fn prismatic_travel_is_in_the_bound_and_the_search_reaches_the_limit() {
     for (name, x) in [("far", 1.5), ("beyond", 1.25), ("within", 1.17)] {
         s.add_object(SimpleObject {
             name: name.into(),
-            body: Body::from_trimesh(name, &cube(0.1)).unwrap(),
+            body: Body::from_trimesh(name, &common::cube(0.1)).unwrap(),
             pose: Isometry3::translation(x, 0.0, 0.5),
         })
         .unwrap();

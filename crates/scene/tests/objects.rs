@@ -5,35 +5,9 @@ mod common;
 
 use std::sync::Arc;
 
-use nalgebra::{Isometry3, Point3, Vector3};
-use rpq_kinematics::{JointKind, JointLimits, JointSpec, LinkSpec, TriMesh};
+use nalgebra::{Isometry3, Vector3};
+use rpq_kinematics::{JointKind, JointLimits, JointSpec, LinkSpec};
 use rpq_scene::{Body, QueryOptions, Robot, Scenario, SceneError, SimpleObject};
-
-fn cube(h: f64) -> TriMesh {
-    let mut v = Vec::new();
-    for sx in [-h, h] {
-        for sy in [-h, h] {
-            for sz in [-h, h] {
-                v.push(Point3::new(sx, sy, sz));
-            }
-        }
-    }
-    let t = vec![
-        [0, 1, 3],
-        [0, 3, 2],
-        [4, 6, 7],
-        [4, 7, 5],
-        [0, 4, 5],
-        [0, 5, 1],
-        [2, 3, 7],
-        [2, 7, 6],
-        [0, 2, 6],
-        [0, 6, 4],
-        [1, 5, 7],
-        [1, 7, 3],
-    ];
-    TriMesh::new(v, t).unwrap()
-}
 
 /// A rail (fixed cube) with a carriage cube sliding along x.
 fn slider() -> Robot {
@@ -60,7 +34,7 @@ fn slider() -> Robot {
     Robot::new(
         "slider",
         Arc::new(kin),
-        &[Some(cube(0.1)), Some(cube(0.05))],
+        &[Some(common::cube(0.1)), Some(common::cube(0.05))],
         Isometry3::identity(),
     )
     .unwrap()
@@ -74,7 +48,7 @@ fn prismatic_complex_object_meets_a_simple_object_where_expected() {
     let wall = s
         .add_object(SimpleObject {
             name: "wall".into(),
-            body: Body::from_trimesh("wall", &cube(0.1)).unwrap(),
+            body: Body::from_trimesh("wall", &common::cube(0.1)).unwrap(),
             pose: Isometry3::translation(0.6, 0.0, 0.5),
         })
         .unwrap();
@@ -132,13 +106,13 @@ fn bookkeeping_errors_are_reported() {
     assert!(s.set_joint_positions(0, &[0.1, 0.2]).is_err());
     let bad = SimpleObject {
         name: "bad/name".into(),
-        body: Body::from_trimesh("x", &cube(0.1)).unwrap(),
+        body: Body::from_trimesh("x", &common::cube(0.1)).unwrap(),
         pose: Isometry3::identity(),
     };
     assert!(s.add_object(bad).is_err());
     let nan_pose = SimpleObject {
         name: "nan".into(),
-        body: Body::from_trimesh("x", &cube(0.1)).unwrap(),
+        body: Body::from_trimesh("x", &common::cube(0.1)).unwrap(),
         pose: Isometry3::translation(f64::NAN, 0.0, 0.0),
     };
     assert!(matches!(

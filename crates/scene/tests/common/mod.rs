@@ -3,6 +3,9 @@
 
 use std::sync::OnceLock;
 
+use nalgebra::Point3;
+use rpq_kinematics::TriMesh;
+
 use rpq_scene::{eval, CollisionMatrix, GeneratorSettings, Rng, Robot, Scenario};
 
 /// The RX60B of the repository, loaded once.
@@ -41,4 +44,31 @@ pub fn random_q(r: &Robot, rng: &mut Rng) -> Vec<f64> {
 /// Every `n`-th configuration pair of the 96 × 96 grid, offset by `off`.
 pub fn grid_subset(n: usize, off: usize) -> Vec<usize> {
     (off..96 * 96).step_by(n).collect()
+}
+
+/// A closed axis-aligned cube of half-size `h` about the origin (12 outward triangles).
+pub fn cube(h: f64) -> TriMesh {
+    let mut v = Vec::new();
+    for sx in [-h, h] {
+        for sy in [-h, h] {
+            for sz in [-h, h] {
+                v.push(Point3::new(sx, sy, sz));
+            }
+        }
+    }
+    let t = vec![
+        [0, 1, 3],
+        [0, 3, 2],
+        [4, 6, 7],
+        [4, 7, 5],
+        [0, 4, 5],
+        [0, 5, 1],
+        [2, 3, 7],
+        [2, 7, 6],
+        [0, 2, 6],
+        [0, 6, 4],
+        [1, 5, 7],
+        [1, 7, 3],
+    ];
+    TriMesh::new(v, t).unwrap()
 }
