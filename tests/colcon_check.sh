@@ -437,7 +437,12 @@ if ! diff "$logs/checkout.before" "$logs/checkout.after-colcon" >"$logs/checkout
   cat "$logs/checkout.diff" >&2
   die "colcon changed the checkout ws/src/rpq-ros ('>' added or changed, '<' removed or changed): such files would end up in the repository"
 fi
-(cd "$src" && cargo metadata --locked --offline --format-version 1 >/dev/null 2>"$logs/cargo-locked.err") || {
+# --filter-platform: without it cargo metadata resolves the crates of every target platform
+# (android_system_properties, windows-sys, ...), which `cargo build` never downloads on this host;
+# the check is about this checkout's lock file and config, not about a full crate cache.
+host_triple=$(rustc -vV | sed -n 's/^host: //p')
+(cd "$src" && cargo metadata --locked --offline --filter-platform "$host_triple" --format-version 1 \
+  >/dev/null 2>"$logs/cargo-locked.err") || {
   show_log "$logs/cargo-locked.err"
   die "cargo metadata --locked fails in the checkout after colcon build (config or lock file broken)"
 }
