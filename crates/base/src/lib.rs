@@ -1,0 +1,23 @@
+//! What every rpq-ros library shares, kept small and free of ROS types:
+//!
+//! * [`rng::SplitMix64`]: the suite's one seeded random generator (uniform and Gaussian draws),
+//!   so a seed reproduces a simulation or a benchmark on every platform;
+//! * [`file`]: bounded reads of user-named files (regular files only, size limit, never a device,
+//!   FIFO or `/proc` entry) and [`file::FileArea`], the directory a service may read or write
+//!   in, which refuses `..`, absolute paths, symlinks that leave it, special files and names with
+//!   control characters.
+//!
+//! ```
+//! use rpq_base::rng::SplitMix64;
+//! let mut a = SplitMix64::new(7);
+//! let mut b = SplitMix64::new(7);
+//! assert_eq!(a.next_u64(), b.next_u64());
+//! assert!((0.0..1.0).contains(&a.uniform()));
+//! ```
+#![warn(missing_docs)]
+
+pub mod file;
+pub mod rng;
+
+pub use file::{FileArea, FileError};
+pub use rng::SplitMix64;
