@@ -15,6 +15,9 @@ use std::{
 
 use ros2_client::{Client, Message, Node};
 
+/// How often [`ServiceClient::wait_for_service`] re-reads the match state while it waits.
+const MATCH_RECHECK_PERIOD: Duration = Duration::from_millis(200);
+
 /// Errors of a service call.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ServiceError {
@@ -77,12 +80,27 @@ where
         node: &Node,
         timeout: Duration,
     ) -> Result<(), ServiceError> {
-        tokio::time::timeout(timeout, self.client.wait_for_service(node))
-            .await
-            .map_err(|_| ServiceError::NotAvailable {
-                service: self.name.clone(),
-                timeout,
-            })
+        // ros2-client's wait resolves on a graph event that follows the match; that event can be
+        // lost (its channel is bounded, and a remote entity is announced once), and then the wait
+        // never resolves although the service is matched. Each new wait re-reads the match state
+        // first, so waiting in short slices sees a match whose event was lost.
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let now = tokio::time::Instant::now();
+            if now >= deadline {
+                return Err(ServiceError::NotAvailable {
+                    service: self.name.clone(),
+                    timeout,
+                });
+            }
+            let slice = (deadline - now).min(MATCH_RECHECK_PERIOD);
+            if tokio::time::timeout(slice, self.client.wait_for_service(node))
+                .await
+                .is_ok()
+            {
+                return Ok(());
+            }
+        }
     }
 
     /// How many requests the last call sent (1 when the first reply arrived in time).
