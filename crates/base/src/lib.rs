@@ -2,10 +2,12 @@
 //!
 //! * [`rng::SplitMix64`]: the suite's one seeded random generator (uniform and Gaussian draws),
 //!   so a seed reproduces a simulation or a benchmark on every platform;
-//! * [`file`]: bounded reads of user-named files (regular files only, size limit, never a device,
-//!   FIFO or `/proc` entry) and [`file::FileArea`], the directory a service may read or write
-//!   in, which refuses `..`, absolute paths, symlinks that leave it, special files and names with
-//!   control characters.
+//! * [`file`](mod@file): bounded reads of user-named files (regular files only, size limit,
+//!   never a device, FIFO or `/proc` entry) and [`file::FileArea`], the directory a service may
+//!   read or write in, which refuses `..`, absolute paths, symlinks that leave it, special files
+//!   and names with control characters;
+//! * [`mesh`]: STL parsing (binary and ASCII) and the one mesh validation rule (scale-invariant
+//!   degenerate-triangle test) that `rpq_kinematics` and `rpq_proximity` both apply.
 //!
 //! ```
 //! use rpq_base::rng::SplitMix64;
@@ -17,6 +19,7 @@
 #![warn(missing_docs)]
 
 pub mod file;
+pub mod mesh;
 pub mod rng;
 
 pub use file::{FileArea, FileError};

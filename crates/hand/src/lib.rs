@@ -6,7 +6,8 @@
 //! - [`calib`]: open-loop calibration (eqs. 5-13): stacked fingertip errors, analytic
 //!   identification Jacobian, extremal scaling, Levenberg-Marquardt, condition number and
 //!   unidentifiable-combination detection.
-//! - [`data`]: the calibration CSV format, a seeded simulator.
+//! - [`data`]: a measured sample and the calibration CSV format.
+//! - [`sim`]: a seeded simulator of calibration sessions and of individual hands.
 //! - [`robot`]: the HIT/DLR four-finger hand (13 DOF): forward and inverse kinematics with
 //!   the 1:1 coupled distal joints.
 //! - [`mapping`]: joint-space mapping and the modified fingertip mapping of section IV-B.
@@ -16,49 +17,14 @@
 
 pub mod calib;
 pub mod data;
+mod error;
 pub mod mapping;
 pub mod model;
 pub mod robot;
+pub mod sim;
 
 pub use calib::{calibrate, CalibOptions, CalibrationReport, FingerReport};
-pub use data::{Sample, SimOptions};
+pub use data::Sample;
+pub use error::HandError;
 pub use model::{Finger, FingerParams, HandModel};
-
-/// Errors of `rpq_hand`.
-#[derive(Debug, thiserror::Error)]
-pub enum HandError {
-    /// A file could not be read or written.
-    #[error("cannot access {path}: {source}")]
-    Io {
-        /// The file.
-        path: String,
-        /// The cause.
-        #[source]
-        source: std::io::Error,
-    },
-    /// A YAML or CSV file is malformed.
-    #[error("parse error: {0}")]
-    Parse(String),
-    /// A model parameter is invalid (NaN, negative length, wrong count).
-    #[error("invalid parameter: {0}")]
-    InvalidParameter(String),
-    /// Input data is invalid (wrong length, NaN, out of range).
-    #[error("invalid data: {0}")]
-    InvalidData(String),
-    /// A finger name that is not thumb/index/middle/ring/little.
-    #[error("unknown finger `{0}` (expected thumb, index, middle, ring or little)")]
-    UnknownFinger(String),
-    /// Fewer poses than the parameters of a finger need.
-    #[error("{finger}: {got} poses, at least {needed} needed")]
-    NotEnoughData {
-        /// Finger.
-        finger: String,
-        /// Minimum number of poses.
-        needed: usize,
-        /// Poses found.
-        got: usize,
-    },
-    /// Writing a plot failed.
-    #[error("plot: {0}")]
-    Plot(String),
-}
+pub use sim::SimOptions;

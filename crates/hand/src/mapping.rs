@@ -30,12 +30,12 @@ pub enum MappingMode {
 }
 
 impl std::str::FromStr for MappingMode {
-    type Err = crate::HandError;
+    type Err = crate::error::HandError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s.trim().to_ascii_lowercase().as_str() {
             "joint" | "joint_space" | "power" => Ok(MappingMode::JointSpace),
             "fingertip" | "cartesian" | "precision" => Ok(MappingMode::Fingertip),
-            _ => Err(crate::HandError::InvalidParameter(format!(
+            _ => Err(crate::error::HandError::InvalidParameter(format!(
                 "mapping mode `{s}` (expected joint_space or fingertip)"
             ))),
         }
@@ -61,7 +61,7 @@ pub struct MappedHand {
 pub struct HandMapper {
     /// Calibrated human hand model.
     pub human: HandModel,
-    /// Mode.
+    /// Joint-space or fingertip mapping (section IV-B).
     pub mode: MappingMode,
     /// Linear fingertip scale (human → robot), 1.5 by default.
     pub scale: f64,

@@ -1,7 +1,6 @@
 //! The generated `urdf/hit_dlr_hand.urdf` (loaded by rpq_kinematics) and `rpq_hand::robot`
 //! agree on every fingertip, with the coupled joints commanded equal.
 
-use rpq_hand::data::Rng;
 use rpq_hand::robot::{HitDlrHand, RobotFinger};
 use rpq_kinematics::Robot;
 
@@ -12,7 +11,7 @@ fn urdf_fingertips_match_rpq_hand() {
     assert_eq!(robot.dof(), 17);
     let names: Vec<String> = robot.joint_names().map(str::to_string).collect();
     let order = HitDlrHand::urdf_joint_names();
-    let mut rng = Rng::new(7);
+    let mut rng = rpq_hand::sim::generator(7);
     for _ in 0..200 {
         let mut q = [0.0; 13];
         for (v, (lo, hi)) in q.iter_mut().zip(HitDlrHand::limits()) {

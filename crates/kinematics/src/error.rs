@@ -143,8 +143,8 @@ pub enum Error {
         /// Upper limit.
         upper: f64,
     },
-    /// A mesh without triangles.
-    #[error("the mesh has no triangles")]
+    /// A mesh without triangles (or without vertices).
+    #[error("the mesh has no triangles or no vertices")]
     EmptyMesh,
     /// A vertex with a NaN or infinite coordinate.
     #[error("vertex {index} is not finite")]
@@ -162,7 +162,8 @@ pub enum Error {
         /// Number of vertices.
         count: usize,
     },
-    /// A triangle with a repeated vertex or (almost) no area.
+    /// A triangle with a repeated vertex or (relative to its longest edge) no area: the rule
+    /// of [`rpq_base::mesh`].
     #[error("triangle {triangle} is degenerate (area {area:e} m²)")]
     DegenerateTriangle {
         /// Triangle index.
@@ -208,4 +209,28 @@ pub enum Error {
         /// The primitive (`box`, `cylinder`, `sphere`, `capsule`).
         geometry: &'static str,
     },
+}
+
+impl From<rpq_base::mesh::MeshError> for Error {
+    /// The shared mesh rule's verdict, as this crate's variant of the same meaning.
+    fn from(e: rpq_base::mesh::MeshError) -> Error {
+        use rpq_base::mesh::MeshError as M;
+        match e {
+            M::Empty => Error::EmptyMesh,
+            M::NonFiniteVertex { index, .. } => Error::NonFiniteVertex { index },
+            M::IndexOutOfRange {
+                triangle,
+                index,
+                count,
+            } => Error::IndexOutOfRange {
+                triangle,
+                index,
+                count,
+            },
+            M::DegenerateTriangle { triangle, area, .. } => {
+                Error::DegenerateTriangle { triangle, area }
+            }
+            M::Stl(source) => Error::Stl { source },
+        }
+    }
 }

@@ -39,6 +39,6 @@ mod urdf;
 
 pub use error::Error;
 pub use kinematics::Kinematics;
-pub use mesh::{TriMesh, MIN_TRIANGLE_AREA};
+pub use mesh::TriMesh;
 pub use model::{Geometry, Joint, JointKind, JointLimits, JointSpec, Link, LinkSpec, Robot, Shape};
 pub use resolve::MeshResolver;

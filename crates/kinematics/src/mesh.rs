@@ -9,14 +9,13 @@ use crate::model::{Geometry, Robot};
 use crate::resolve::MeshResolver;
 use crate::Error;
 
-/// Smallest triangle area (m²) a valid mesh may contain.
-pub const MIN_TRIANGLE_AREA: f64 = 1e-12;
-
 /// A plain indexed triangle mesh (metres).
 ///
 /// The fields are public; meshes built by this crate's loaders have passed
-/// [`TriMesh::validate`]: non-empty, finite vertices, indices in range, no triangle with a
-/// repeated vertex or an area of [`MIN_TRIANGLE_AREA`] or less.
+/// [`TriMesh::validate`]: non-empty, finite vertices, indices in range, no degenerate triangle
+/// (a repeated vertex, or a height at most [`rpq_base::mesh::DEGENERATE_RATIO`] times the
+/// longest edge). The rule is the suite's one mesh rule ([`rpq_base::mesh`]), shared with
+/// `rpq_proximity`, and does not depend on the length unit.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TriMesh {
     /// Vertex positions.
@@ -46,35 +45,7 @@ impl TriMesh {
 
     /// Checks the invariants listed on [`TriMesh`].
     pub fn validate(&self) -> Result<(), Error> {
-        if self.triangles.is_empty() {
-            return Err(Error::EmptyMesh);
-        }
-        if let Some(index) = self
-            .vertices
-            .iter()
-            .position(|v| !v.coords.iter().all(|x| x.is_finite()))
-        {
-            return Err(Error::NonFiniteVertex { index });
-        }
-        for (triangle, t) in self.triangles.iter().enumerate() {
-            if let Some(&index) = t.iter().find(|&&i| i as usize >= self.vertices.len()) {
-                return Err(Error::IndexOutOfRange {
-                    triangle,
-                    index,
-                    count: self.vertices.len(),
-                });
-            }
-            let area = self.triangle_area(triangle);
-            if t[0] == t[1]
-                || t[1] == t[2]
-                || t[0] == t[2]
-                || area.is_nan()
-                || area <= MIN_TRIANGLE_AREA
-            {
-                return Err(Error::DegenerateTriangle { triangle, area });
-            }
-        }
-        Ok(())
+        rpq_base::mesh::validate(&self.vertices, &self.triangles).map_err(Error::from)
     }
 
     /// Area of triangle `t` (m²).
@@ -85,19 +56,11 @@ impl TriMesh {
 
     /// Reads an STL file (binary or ASCII) from memory; identical vertices are merged.
     pub fn from_stl_bytes(bytes: &[u8]) -> Result<TriMesh, Error> {
-        let mut cursor = std::io::Cursor::new(bytes);
-        let stl = stl_io::read_stl(&mut cursor).map_err(|source| Error::Stl { source })?;
-        let vertices = stl
-            .vertices
-            .iter()
-            .map(|v| Point3::new(f64::from(v[0]), f64::from(v[1]), f64::from(v[2])))
-            .collect();
-        let triangles = stl
-            .faces
-            .iter()
-            .map(|f| f.vertices.map(|i| i as u32))
-            .collect();
-        TriMesh::new(vertices, triangles)
+        let stl = rpq_base::mesh::parse_stl(bytes)?;
+        TriMesh::new(
+            stl.vertices.into_iter().map(Point3::from).collect(),
+            stl.triangles,
+        )
     }
 
     /// Reads an STL file; errors name the file.
@@ -197,7 +160,7 @@ impl Robot {
                     }
                 }
                 if let Some(m) = &merged {
-                    // Scaling may have shrunk triangles below the area threshold.
+                    // A non-uniform or zero scale may have flattened triangles.
                     m.validate()?;
                 }
                 Ok(merged)
@@ -275,12 +238,16 @@ mod tests {
             Err(Error::DegenerateTriangle { triangle: 2, .. })
         ));
         let mut t = tetrahedron();
-        t[0][1] = [0.0, 1e-7, 0.0]; // a 0.1 µm sliver: area 5e-15 m²
-        t[0][2] = [1e-7, 0.0, 0.0];
+        t[0][1] = [0.5, 1e-13, 0.0]; // a sliver: height 1e-13 of its longest edge
+        t[0][2] = [1.0, 0.0, 0.0];
         assert!(matches!(
             TriMesh::from_stl_bytes(&stl(&t)),
             Err(Error::DegenerateTriangle { triangle: 0, .. })
         ));
+        // A small but well-shaped triangle is valid (the rule does not depend on the unit).
+        let mut t = tetrahedron();
+        t[0] = [[0.0, 0.0, 5.0], [0.0, 1e-7, 5.0], [1e-7, 0.0, 5.0]];
+        assert!(TriMesh::from_stl_bytes(&stl(&t)).is_ok());
         let bytes = stl(&tetrahedron());
         assert!(matches!(
             TriMesh::from_stl_bytes(&bytes[..bytes.len() - 10]),

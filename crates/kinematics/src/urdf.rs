@@ -17,6 +17,14 @@ fn pose(p: &urdf_rs::Pose) -> Isometry3<f64> {
     )
 }
 
+/// A visual or collision element of a URDF link: its origin and geometry.
+fn shape(origin: &urdf_rs::Pose, g: &urdf_rs::Geometry) -> Shape {
+    Shape {
+        origin: pose(origin),
+        geometry: geometry(g),
+    }
+}
+
 fn geometry(g: &urdf_rs::Geometry) -> Geometry {
     match g {
         urdf_rs::Geometry::Mesh { filename, scale } => Geometry::Mesh {
@@ -47,18 +55,12 @@ fn robot_from_urdf(urdf: &urdf_rs::Robot) -> Result<Robot, Error> {
             visual: l
                 .visual
                 .iter()
-                .map(|v| Shape {
-                    origin: pose(&v.origin),
-                    geometry: geometry(&v.geometry),
-                })
+                .map(|v| shape(&v.origin, &v.geometry))
                 .collect(),
             collision: l
                 .collision
                 .iter()
-                .map(|c| Shape {
-                    origin: pose(&c.origin),
-                    geometry: geometry(&c.geometry),
-                })
+                .map(|c| shape(&c.origin, &c.geometry))
                 .collect(),
         })
         .collect();

@@ -8,22 +8,10 @@ use std::time::Instant;
 use nalgebra::{Isometry3, Point3, Translation3, UnitQuaternion, Vector3};
 use parry3d_f64::math::{Pose, Rotation, Vector};
 use parry3d_f64::shape::TriMesh;
+use rpq_base::SplitMix64;
 use rpq_proximity::*;
 
 type RawMesh = (Vec<Point3<f64>>, Vec<[u32; 3]>);
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> f64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64
-    }
-    fn range(&mut self, lo: f64, hi: f64) -> f64 {
-        lo + (hi - lo) * self.next()
-    }
-}
 
 fn to_parry(p: &Isometry3<f64>) -> Pose {
     let q = p.rotation.quaternion();
@@ -70,16 +58,10 @@ fn main() {
         let pre: Vec<RawMesh> = bytes
             .iter()
             .map(|b| {
-                let m = stl_io::read_stl(&mut std::io::Cursor::new(b)).unwrap();
+                let m = rpq_base::mesh::parse_stl(b).unwrap();
                 (
-                    m.vertices
-                        .iter()
-                        .map(|v| Point3::new(v[0] as f64, v[1] as f64, v[2] as f64))
-                        .collect(),
-                    m.faces
-                        .iter()
-                        .map(|f| f.vertices.map(|i| i as u32))
-                        .collect(),
+                    m.vertices.into_iter().map(Point3::from).collect(),
+                    m.triangles,
                 )
             })
             .collect();
@@ -114,7 +96,7 @@ fn main() {
         let ba = a.bounding_box();
         let bb = b.bounding_box();
         let reach = ba.half_extents.norm() + bb.half_extents.norm();
-        let mut rng = Rng(0x9E3779B97F4A7C15 ^ (i * 31 + j) as u64);
+        let mut rng = SplitMix64::new(0x9E3779B97F4A7C15 ^ (i * 31 + j) as u64);
         let poses: Vec<Isometry3<f64>> = (0..n)
             .map(|_| {
                 let dir = Vector3::new(

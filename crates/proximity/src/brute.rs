@@ -1,9 +1,21 @@
 //! Brute-force oracle: every triangle pair. Slow (O(n m)); for tests and cross-checks.
+//!
+//! It shares only the triangle primitives ([`triangle::overlap`], [`triangle::distance`]) and
+//! the result types with the hierarchical queries: no hierarchy, no bounding volume, no cache,
+//! and its own placement of `b` in `a`'s frame (nalgebra's isometry applied to each vertex,
+//! where the queries use a rotation matrix), so that it checks their traversal and pose
+//! handling independently.
 
-use nalgebra::Isometry3;
+use nalgebra::{Isometry3, Point3};
 
-use crate::query::{split, xf};
 use crate::{triangle, CollisionMode, CollisionResult, DistanceResult, Model};
+
+/// The triangles of `b`, placed in a's frame by `b_in_a`.
+fn placed(b_in_a: &Isometry3<f64>, b: &Model) -> Vec<[Point3<f64>; 3]> {
+    (0..b.num_triangles())
+        .map(|j| b.triangle(j).map(|p| b_in_a * p))
+        .collect()
+}
 
 /// Collision by testing all triangle pairs, `b` given in `a`'s frame.
 pub fn collide_local(
@@ -12,10 +24,7 @@ pub fn collide_local(
     b: &Model,
     mode: CollisionMode,
 ) -> CollisionResult {
-    let (r, t) = split(b_in_a);
-    let tb: Vec<_> = (0..b.num_triangles())
-        .map(|j| b.triangle(j).map(|p| xf(&r, &t, &p)))
-        .collect();
+    let tb = placed(b_in_a, b);
     let mut out = CollisionResult::default();
     for i in 0..a.num_triangles() {
         let ta = a.triangle(i);
@@ -46,14 +55,11 @@ pub fn collide(
 
 /// Exact minimum distance over all triangle pairs, `b` given in `a`'s frame (points in a's frame).
 pub fn distance_local(b_in_a: &Isometry3<f64>, a: &Model, b: &Model) -> DistanceResult {
-    let (r, t) = split(b_in_a);
-    let tb: Vec<_> = (0..b.num_triangles())
-        .map(|j| b.triangle(j).map(|p| xf(&r, &t, &p)))
-        .collect();
+    let tb = placed(b_in_a, b);
     let mut best = DistanceResult {
         distance: f64::INFINITY,
-        point_a: nalgebra::Point3::origin(),
-        point_b: nalgebra::Point3::origin(),
+        point_a: Point3::origin(),
+        point_b: Point3::origin(),
         triangle_a: 0,
         triangle_b: 0,
     };

@@ -41,7 +41,8 @@ pub enum ProximityError {
         /// Number of vertices in the mesh.
         count: usize,
     },
-    /// A triangle has (numerically) zero area: repeated or collinear vertices.
+    /// A triangle has (numerically) zero area: a repeated index, or a height at most `1e-12`
+    /// times its longest edge (the rule of [`rpq_base::mesh`], shared with `rpq_kinematics`).
     #[error("triangle {triangle} is degenerate (vertices {indices:?}, area {area:e})")]
     DegenerateTriangle {
         /// Index of the offending triangle.
@@ -75,4 +76,34 @@ pub enum ProximityError {
         #[source]
         source: Box<ProximityError>,
     },
+}
+
+impl From<rpq_base::mesh::MeshError> for ProximityError {
+    /// The shared mesh rule's verdict, as this crate's variant of the same meaning.
+    fn from(e: rpq_base::mesh::MeshError) -> ProximityError {
+        use rpq_base::mesh::MeshError as M;
+        match e {
+            M::Empty => ProximityError::EmptyMesh,
+            M::NonFiniteVertex { index, value } => ProximityError::NonFiniteVertex { index, value },
+            M::IndexOutOfRange {
+                triangle,
+                index,
+                count,
+            } => ProximityError::IndexOutOfRange {
+                triangle,
+                index,
+                count,
+            },
+            M::DegenerateTriangle {
+                triangle,
+                indices,
+                area,
+            } => ProximityError::DegenerateTriangle {
+                triangle,
+                indices,
+                area,
+            },
+            M::Stl(e) => ProximityError::Stl(e),
+        }
+    }
 }

@@ -57,7 +57,6 @@ mod error;
 mod model;
 mod obb;
 mod query;
-mod rss;
 pub mod triangle;
 
 pub use error::ProximityError;

@@ -31,18 +31,6 @@ pub(crate) struct Node {
     pub count: u32,
 }
 
-/// The rectangle swept sphere of a node (same axes as the node's OBB); built only when the
-/// distance bound uses it (see `rss::BOUND`).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct RssNode {
-    /// Rectangle centre, model frame; the rectangle spans the node's axes 0 and 1.
-    pub center: V,
-    /// Rectangle half lengths along axes 0 and 1.
-    pub half: [f64; 2],
-    /// Sphere radius.
-    pub radius: f64,
-}
-
 impl Node {
     #[inline(always)]
     pub fn is_leaf(&self) -> bool {
@@ -54,8 +42,7 @@ impl Node {
 ///
 /// Every node carries an oriented bounding box (the smaller of the principal-axes box and the
 /// axis-aligned box), used by the collision queries (separating-axis test) and by the distance
-/// and tolerance queries (projection-gap lower bound; measured faster than rectangle swept
-/// spheres on robot meshes). Leaves hold one triangle. Nodes are stored depth first (left
+/// and tolerance queries (projection-gap lower bound). Leaves hold one triangle. Nodes are stored depth first (left
 /// child next to its parent). `Model` is `Send + Sync`: share it between threads, each with
 /// its own [`crate::QueryWorkspace`].
 ///
@@ -67,8 +54,6 @@ pub struct Model {
     vertices: Vec<Point3<f64>>,
     triangles: Vec<[u32; 3]>,
     pub(crate) nodes: Vec<Node>,
-    /// Per-node RSS (empty unless `rss::BOUND` uses it).
-    pub(crate) rss: Vec<RssNode>,
     /// Triangle vertices in leaf order.
     pub(crate) leaf_tris: Vec<[Point3<f64>; 3]>,
     /// Original triangle index of each leaf-ordered triangle.
@@ -81,7 +66,9 @@ impl Model {
     /// Validates the mesh and builds the hierarchy.
     ///
     /// Rejects an empty mesh, non-finite vertices, out-of-range indices and degenerate
-    /// triangles (repeated index, or an area below `1e-12` times the squared longest edge).
+    /// triangles (repeated index, or twice the area at most `1e-12` times the squared longest
+    /// edge): the suite's one mesh rule, [`rpq_base::mesh::validate`], shared with
+    /// `rpq_kinematics`.
     ///
     /// ```
     /// use nalgebra::Point3;
@@ -97,54 +84,14 @@ impl Model {
         vertices: Vec<Point3<f64>>,
         triangles: Vec<[u32; 3]>,
     ) -> Result<Model, ProximityError> {
-        if triangles.is_empty() || vertices.is_empty() {
-            return Err(ProximityError::EmptyMesh);
-        }
         if triangles.len() > (1usize << 31) {
             return Err(ProximityError::TooLarge(triangles.len()));
         }
-        if let Some(index) = vertices
+        rpq_base::mesh::validate(&vertices, &triangles)?;
+        let tris: Vec<[Point3<f64>; 3]> = triangles
             .iter()
-            .position(|v| !v.coords.iter().all(|x| x.is_finite()))
-        {
-            let v = vertices[index];
-            return Err(ProximityError::NonFiniteVertex {
-                index,
-                value: [v.x, v.y, v.z],
-            });
-        }
-        let mut tris = Vec::with_capacity(triangles.len());
-        for (i, t) in triangles.iter().enumerate() {
-            if let Some(&index) = t.iter().find(|&&k| k as usize >= vertices.len()) {
-                return Err(ProximityError::IndexOutOfRange {
-                    triangle: i,
-                    index,
-                    count: vertices.len(),
-                });
-            }
-            let p = t.map(|k| vertices[k as usize]);
-            let e0 = p[1] - p[0];
-            let e1 = p[2] - p[0];
-            let e2 = p[2] - p[1];
-            let cross = e0.cross(&e1).norm();
-            let longest = e0
-                .norm_squared()
-                .max(e1.norm_squared())
-                .max(e2.norm_squared());
-            if t[0] == t[1]
-                || t[1] == t[2]
-                || t[0] == t[2]
-                || cross.is_nan()
-                || cross <= 1e-12 * longest
-            {
-                return Err(ProximityError::DegenerateTriangle {
-                    triangle: i,
-                    indices: *t,
-                    area: 0.5 * cross,
-                });
-            }
-            tris.push(p);
-        }
+            .map(|t| t.map(|k| vertices[k as usize]))
+            .collect();
         let mut lo = vertices[0].coords;
         let mut hi = lo;
         for t in &tris {
@@ -153,7 +100,7 @@ impl Model {
                 grow_max(&mut hi, &p.coords);
             }
         }
-        let (nodes, rss, order) = build(&tris);
+        let (nodes, order) = build(&tris);
         let leaf_tris = order.iter().map(|&i| tris[i as usize]).collect();
         // The root box: the better of the hierarchy's root OBB and the axis-aligned box.
         let r = &nodes[0];
@@ -177,7 +124,6 @@ impl Model {
             vertices,
             triangles,
             nodes,
-            rss,
             leaf_tris,
             leaf_ids: order,
             root_box,
@@ -187,19 +133,11 @@ impl Model {
 
     /// Reads an STL file (binary or ASCII) from memory; identical vertices are merged.
     pub fn from_stl_bytes(bytes: &[u8]) -> Result<Model, ProximityError> {
-        let mut cursor = std::io::Cursor::new(bytes);
-        let stl = stl_io::read_stl(&mut cursor).map_err(ProximityError::Stl)?;
-        let vertices = stl
-            .vertices
-            .iter()
-            .map(|v| Point3::new(f64::from(v[0]), f64::from(v[1]), f64::from(v[2])))
-            .collect();
-        let triangles = stl
-            .faces
-            .iter()
-            .map(|f| f.vertices.map(|i| i as u32))
-            .collect();
-        Model::new(vertices, triangles)
+        let stl = rpq_base::mesh::parse_stl(bytes)?;
+        Model::new(
+            stl.vertices.into_iter().map(Point3::from).collect(),
+            stl.triangles,
+        )
     }
 
     /// Reads an STL file; errors name the file.
@@ -252,21 +190,7 @@ impl Model {
     }
 }
 
-/// How internal nodes are split (see the notes for the measurements).
-#[allow(dead_code)]
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Split {
-    /// Major PCA axis, at the mean of the triangle centroids (PQP).
-    PcaMean,
-    /// Longest axis of the node's box, at its middle.
-    BoxMiddle,
-    /// Major PCA axis, at the median centroid (balanced tree).
-    PcaMedian,
-}
-
-const SPLIT: Split = Split::PcaMean;
-
-/// Largest number of triangles in a leaf (see the notes for the measurements).
+/// Largest number of triangles in a leaf.
 pub(crate) const LEAF_SIZE: usize = 1;
 
 /// Per-triangle data used while building.
@@ -277,7 +201,7 @@ struct BuildTri {
     outer: [f64; 6],
 }
 
-fn build(tris: &[[Point3<f64>; 3]]) -> (Vec<Node>, Vec<RssNode>, Vec<u32>) {
+fn build(tris: &[[Point3<f64>; 3]]) -> (Vec<Node>, Vec<u32>) {
     let data: Vec<BuildTri> = tris
         .iter()
         .map(|t| {
@@ -302,19 +226,8 @@ fn build(tris: &[[Point3<f64>; 3]]) -> (Vec<Node>, Vec<RssNode>, Vec<u32>) {
         .collect();
     let mut order: Vec<u32> = (0..tris.len() as u32).collect();
     let mut nodes = Vec::with_capacity(2 * tris.len());
-    let mut scratch: Vec<V> = Vec::new();
-    let mut rss = Vec::new();
-    let want_rss = crate::rss::BOUND != crate::rss::Bound::Obb;
-    build_node(
-        tris,
-        &data,
-        &mut order,
-        0,
-        &mut nodes,
-        &mut scratch,
-        want_rss.then_some(&mut rss),
-    );
-    (nodes, rss, order)
+    build_node(tris, &data, &mut order, 0, &mut nodes);
+    (nodes, order)
 }
 
 fn build_node(
@@ -323,8 +236,6 @@ fn build_node(
     idx: &mut [u32],
     offset: usize,
     nodes: &mut Vec<Node>,
-    scratch: &mut Vec<V>,
-    mut rss: Option<&mut Vec<RssNode>>,
 ) -> (u32, (V, V)) {
     let me = nodes.len();
     let rot = if idx.len() == 1 {
@@ -361,12 +272,7 @@ fn build_node(
         );
         principal_axes(&cov)
     };
-    let want_rss = rss.is_some();
-    let node = fit_node(&rot, tris, idx, scratch, want_rss);
-    if let Some(rss) = rss.as_deref_mut() {
-        rss.push(fit_rss(&rot, &node, scratch));
-    }
-    nodes.push(node);
+    nodes.push(fit_node(&rot, tris, idx));
     if idx.len() <= LEAF_SIZE {
         nodes[me].tri = offset as u32;
         nodes[me].count = idx.len() as u32;
@@ -378,33 +284,18 @@ fn build_node(
                 grow_max(&mut hi, &p.coords);
             }
         }
-        if idx.len() > 1 && !want_rss {
+        if idx.len() > 1 {
             prefer_aabb(&mut nodes[me], lo, hi);
         }
         return (me as u32, (lo, hi));
     }
     // Split along the major axis at the mean of the centroids.
-    let (axis, mean) = match SPLIT {
-        Split::PcaMean => {
-            let axis = rot.column(0).into_owned();
-            let mean = idx
-                .iter()
-                .map(|&i| data[i as usize].centroid.dot(&axis))
-                .sum::<f64>()
-                / idx.len() as f64;
-            (axis, mean)
-        }
-        Split::BoxMiddle => {
-            let n = &nodes[me];
-            let k = n.half.imax();
-            let axis = n.rot.column(k).into_owned();
-            (axis, axis.dot(&n.center))
-        }
-        Split::PcaMedian => {
-            let axis = rot.column(0).into_owned();
-            (axis, f64::NAN) // NaN: nothing goes left, the median fallback below splits
-        }
-    };
+    let axis = rot.column(0).into_owned();
+    let mean = idx
+        .iter()
+        .map(|&i| data[i as usize].centroid.dot(&axis))
+        .sum::<f64>()
+        / idx.len() as f64;
     let mut left = 0;
     for k in 0..idx.len() {
         if data[idx[k] as usize].centroid.dot(&axis) < mean {
@@ -422,15 +313,13 @@ fn build_node(
         });
     }
     let (l, r) = idx.split_at_mut(left);
-    let (_, (llo, lhi)) = build_node(tris, data, l, offset, nodes, scratch, rss.as_deref_mut());
-    let (right, (rlo, rhi)) = build_node(tris, data, r, offset + left, nodes, scratch, rss);
+    let (_, (llo, lhi)) = build_node(tris, data, l, offset, nodes);
+    let (right, (rlo, rhi)) = build_node(tris, data, r, offset + left, nodes);
     nodes[me].right = right;
     // The subtree's axis-aligned box, from the children's: often tighter than the PCA box
-    // for CAD-like meshes; keep the smaller volume (the RSS shares the PCA axes: keep those).
+    // for CAD-like meshes; keep the smaller volume.
     let (lo, hi) = (llo.inf(&rlo), lhi.sup(&rhi));
-    if !want_rss {
-        prefer_aabb(&mut nodes[me], lo, hi);
-    }
+    prefer_aabb(&mut nodes[me], lo, hi);
     (me as u32, (lo, hi))
 }
 
@@ -447,17 +336,9 @@ fn prefer_aabb(node: &mut Node, lo: V, hi: V) {
     }
 }
 
-/// Fits the OBB with axes `rot` to the triangles `idx` (`scratch` holds the
-/// vertices in the node's axes).
-fn fit_node(
-    rot: &Matrix3<f64>,
-    tris: &[[Point3<f64>; 3]],
-    idx: &[u32],
-    scratch: &mut Vec<V>,
-    keep_local: bool,
-) -> Node {
+/// Fits the OBB with axes `rot` to the triangles `idx`.
+fn fit_node(rot: &Matrix3<f64>, tris: &[[Point3<f64>; 3]], idx: &[u32]) -> Node {
     let rt = rot.transpose();
-    scratch.clear();
     let mut lo = V::repeat(f64::INFINITY);
     let mut hi = V::repeat(f64::NEG_INFINITY);
     for &i in idx {
@@ -465,9 +346,6 @@ fn fit_node(
             let l = rt * p.coords;
             grow_min(&mut lo, &l);
             grow_max(&mut hi, &l);
-            if keep_local {
-                scratch.push(l);
-            }
         }
     }
     let mid = (lo + hi) * 0.5;
@@ -481,44 +359,5 @@ fn fit_node(
         right: 0,
         tri: 0,
         count: 0,
-    }
-}
-
-/// Fits the RSS with the node's axes to the points `local` (in the node's axes).
-fn fit_rss(rot: &Matrix3<f64>, node: &Node, local: &[V]) -> RssNode {
-    let half = node.half;
-    let mid = rot.transpose() * node.center;
-    let slack = FIT_SLACK * (2.0 * half.amax() + mid.amax());
-    // RSS: radius from the thinnest extent (column 2), rectangle shrunk by h/sqrt(2) per point
-    // where h is the sphere's reach at the point's height (valid also in the corners).
-    let r = half.z;
-    let zc = mid.z;
-    let mut x0 = f64::INFINITY;
-    let mut x1 = f64::NEG_INFINITY;
-    let mut y0 = f64::INFINITY;
-    let mut y1 = f64::NEG_INFINITY;
-    for l in local {
-        let dz = l.z - zc;
-        let h = (r * r - dz * dz).max(0.0).sqrt() * std::f64::consts::FRAC_1_SQRT_2 * (1.0 - 1e-9);
-        x0 = x0.min(l.x + h);
-        x1 = x1.max(l.x - h);
-        y0 = y0.min(l.y + h);
-        y1 = y1.max(l.y - h);
-    }
-    if x0 > x1 {
-        let m = 0.5 * (x0 + x1);
-        x0 = m;
-        x1 = m;
-    }
-    if y0 > y1 {
-        let m = 0.5 * (y0 + y1);
-        y0 = m;
-        y1 = m;
-    }
-    let rc = V::new(0.5 * (x0 + x1), 0.5 * (y0 + y1), zc);
-    RssNode {
-        center: rot * rc,
-        half: [0.5 * (x1 - x0) + slack, 0.5 * (y1 - y0) + slack],
-        radius: r + slack,
     }
 }

@@ -283,17 +283,47 @@ pub(crate) fn orthonormal_basis(u: &V, v: &V) -> Matrix3<f64> {
     Matrix3::from_columns(&[e0, e1, e2])
 }
 
+/// `|r| + 1e-12` entry by entry: the absolute rotation the separating-axis tests use, padded
+/// so that rounding on nearly parallel edges never hides a contact.
+#[inline(always)]
+fn abs_eps(r: &Matrix3<f64>) -> [[f64; 3]; 3] {
+    const EPS: f64 = 1e-12;
+    let mut ar = [[0.0; 3]; 3];
+    for (i, row) in ar.iter_mut().enumerate() {
+        for (j, x) in row.iter_mut().enumerate() {
+            *x = r[(i, j)].abs() + EPS;
+        }
+    }
+    ar
+}
+
+/// Projection on the edge-edge axis `a_i x b_j` (not normalised) of the centre offset and of
+/// the two boxes: `(|t . axis|, radius of a, radius of b)`; same arguments as [`disjoint`],
+/// `ar` from [`abs_eps`].
+#[inline(always)]
+fn edge_axis(
+    r: &Matrix3<f64>,
+    ar: &[[f64; 3]; 3],
+    t: &V,
+    a: &V,
+    b: &V,
+    i: usize,
+    j: usize,
+) -> (f64, f64, f64) {
+    let (i1, i2) = ((i + 1) % 3, (i + 2) % 3);
+    let (j1, j2) = ((j + 1) % 3, (j + 2) % 3);
+    (
+        (t[i2] * r[(i1, j)] - t[i1] * r[(i2, j)]).abs(),
+        a[i1] * ar[i2][j] + a[i2] * ar[i1][j],
+        b[j1] * ar[i][j2] + b[j2] * ar[i][j1],
+    )
+}
+
 /// Box-box separation test. `r` is the rotation of box b in a's axes, `t` the centre of b in
 /// a's axes relative to a's centre, `a`, `b` the half extents. Touching is not disjoint.
 #[inline(always)]
 pub(crate) fn disjoint(r: &Matrix3<f64>, t: &V, a: &V, b: &V) -> bool {
-    const EPS: f64 = 1e-12;
-    let mut ar = [[0.0; 3]; 3];
-    for i in 0..3 {
-        for j in 0..3 {
-            ar[i][j] = r[(i, j)].abs() + EPS;
-        }
-    }
+    let ar = abs_eps(r);
     // a's face axes
     for i in 0..3 {
         let rb = b[0] * ar[i][0] + b[1] * ar[i][1] + b[2] * ar[i][2];
@@ -311,14 +341,8 @@ pub(crate) fn disjoint(r: &Matrix3<f64>, t: &V, a: &V, b: &V) -> bool {
     }
     // edge-edge axes a_i x b_j
     for i in 0..3 {
-        let i1 = (i + 1) % 3;
-        let i2 = (i + 2) % 3;
         for j in 0..3 {
-            let j1 = (j + 1) % 3;
-            let j2 = (j + 2) % 3;
-            let tl = (t[i2] * r[(i1, j)] - t[i1] * r[(i2, j)]).abs();
-            let ra = a[i1] * ar[i2][j] + a[i2] * ar[i1][j];
-            let rb = b[j1] * ar[i][j2] + b[j2] * ar[i][j1];
+            let (tl, ra, rb) = edge_axis(r, &ar, t, a, b, i, j);
             if tl > ra + rb {
                 return true;
             }
@@ -331,13 +355,7 @@ pub(crate) fn disjoint(r: &Matrix3<f64>, t: &V, a: &V, b: &V) -> bool {
 /// between the boxes (same arguments as [`disjoint`]); 0 when no axis separates them.
 #[inline(always)]
 pub(crate) fn gap(r: &Matrix3<f64>, t: &V, a: &V, b: &V) -> f64 {
-    const EPS: f64 = 1e-12;
-    let mut ar = [[0.0; 3]; 3];
-    for i in 0..3 {
-        for j in 0..3 {
-            ar[i][j] = r[(i, j)].abs() + EPS;
-        }
-    }
+    let ar = abs_eps(r);
     let mut best: f64 = 0.0;
     for i in 0..3 {
         let rb = b[0] * ar[i][0] + b[1] * ar[i][1] + b[2] * ar[i][2];
@@ -349,14 +367,9 @@ pub(crate) fn gap(r: &Matrix3<f64>, t: &V, a: &V, b: &V) -> f64 {
         best = best.max(tj.abs() - ra - b[j]);
     }
     for i in 0..3 {
-        let i1 = (i + 1) % 3;
-        let i2 = (i + 2) % 3;
+        let (i1, i2) = ((i + 1) % 3, (i + 2) % 3);
         for j in 0..3 {
-            let j1 = (j + 1) % 3;
-            let j2 = (j + 2) % 3;
-            let tl = (t[i2] * r[(i1, j)] - t[i1] * r[(i2, j)]).abs();
-            let ra = a[i1] * ar[i2][j] + a[i2] * ar[i1][j];
-            let rb = b[j1] * ar[i][j2] + b[j2] * ar[i][j1];
+            let (tl, ra, rb) = edge_axis(r, &ar, t, a, b, i, j);
             let g = tl - ra - rb;
             if g > best {
                 // |a_i x b_j| = sqrt(r_i1j^2 + r_i2j^2); dividing by a slightly larger norm
@@ -381,20 +394,12 @@ pub(crate) fn gap(r: &Matrix3<f64>, t: &V, a: &V, b: &V) -> f64 {
     best
 }
 
-/// Whether [`gap_pruned`] also tries the nine edge-edge axes (see the notes' measurements).
-pub(crate) const CROSS_AXES_IN_GAP: bool = false;
-
-/// Like [`gap`] (plus the centre direction) but may stop as soon as the bound reaches
-/// `prune` (then returns some value `>= prune`), and avoids square roots on the way.
+/// A cheaper lower bound than [`gap`] for the distance traversal: the six face axes and the
+/// centre direction only (not the nine edge-edge axes), stopping as soon as the bound reaches
+/// `prune` (then returning some value `>= prune`) and avoiding square roots on the way.
 #[inline(always)]
 pub(crate) fn gap_pruned(r: &Matrix3<f64>, t: &V, a: &V, b: &V, prune: f64) -> f64 {
-    const EPS: f64 = 1e-12;
-    let mut ar = [[0.0; 3]; 3];
-    for i in 0..3 {
-        for j in 0..3 {
-            ar[i][j] = r[(i, j)].abs() + EPS;
-        }
-    }
+    let ar = abs_eps(r);
     let mut best: f64 = 0.0;
     for i in 0..3 {
         let rb = b[0] * ar[i][0] + b[1] * ar[i][1] + b[2] * ar[i][2];
@@ -425,39 +430,7 @@ pub(crate) fn gap_pruned(r: &Matrix3<f64>, t: &V, a: &V, b: &V, prune: f64) -> f
             if g > best {
                 best = g;
             }
-            if best >= prune {
-                return best;
-            }
         }
-    }
-    if !CROSS_AXES_IN_GAP {
-        return best;
-    }
-    // edge-edge axes: compare squared, normalise only the winner
-    let mut g_best = best;
-    let mut n_best = 1.0;
-    for i in 0..3 {
-        let i1 = (i + 1) % 3;
-        let i2 = (i + 2) % 3;
-        for j in 0..3 {
-            let j1 = (j + 1) % 3;
-            let j2 = (j + 2) % 3;
-            let tl = (t[i2] * r[(i1, j)] - t[i1] * r[(i2, j)]).abs();
-            let ra = a[i1] * ar[i2][j] + a[i2] * ar[i1][j];
-            let rb = b[j1] * ar[i][j2] + b[j2] * ar[i][j1];
-            let g = tl - ra - rb;
-            if g > 0.0 {
-                let n2 = (r[(i1, j)] * r[(i1, j)] + r[(i2, j)] * r[(i2, j)]) * (1.0 + 1e-11);
-                // g / sqrt(n2) > g_best / sqrt(n_best)
-                if n2 > 1e-12 && g * g * n_best > g_best * g_best * n2 {
-                    g_best = g;
-                    n_best = n2;
-                }
-            }
-        }
-    }
-    if n_best != 1.0 {
-        best = g_best / n_best.sqrt();
     }
     best
 }

@@ -22,7 +22,7 @@ pub enum SceneError {
     /// A file could not be read or written.
     #[error("{path}: {source}")]
     Io {
-        /// The file.
+        /// The file that could not be read or written.
         path: PathBuf,
         /// The underlying error.
         #[source]
@@ -31,7 +31,7 @@ pub enum SceneError {
     /// A YAML file is malformed; `line` is 1-based when known.
     #[error("{path}{}: {message}", line.map(|l| format!(":{l}")).unwrap_or_default())]
     Yaml {
-        /// The file.
+        /// The malformed YAML file.
         path: PathBuf,
         /// Line of the problem, if known.
         line: Option<usize>,
@@ -65,7 +65,7 @@ pub enum SceneError {
     /// A non-finite number where a finite one is required.
     #[error("{what} is not finite")]
     NonFinite {
-        /// Which value.
+        /// Which value is not finite (e.g. `pose of `table``).
         what: String,
     },
     /// A collision matrix that does not fit the scenario.
@@ -77,7 +77,7 @@ pub enum SceneError {
     /// A complex object without any link mesh.
     #[error("`{name}` has no link with a collision mesh")]
     NoGeometry {
-        /// The object.
+        /// Name of the object without meshes.
         name: String,
     },
     /// Invalid argument to a query or builder.

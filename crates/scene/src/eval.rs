@@ -6,9 +6,9 @@ use std::path::PathBuf;
 
 use nalgebra::{Isometry3, Translation3, UnitQuaternion};
 
+use crate::error::SceneError;
 use crate::object::Robot;
 use crate::scenario::Scenario;
-use crate::SceneError;
 
 /// Table 1 of the paper: (base distance m, colliding, not colliding) of 9,216
 /// configurations.

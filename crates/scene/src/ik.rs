@@ -95,9 +95,9 @@ pub enum IkError {
     Unreachable {
         /// Shortest shoulder–wrist distance the arm can make.
         min: f64,
-        /// Longest.
+        /// Longest shoulder–wrist distance the arm can make (m).
         max: f64,
-        /// Needed.
+        /// Shoulder–wrist distance the target pose needs (m).
         needed: f64,
     },
     /// The wrist centre is on the joint-1 axis: joint 1 is undetermined.
@@ -111,7 +111,7 @@ pub enum IkError {
     OutOfLimits {
         /// 1-based joint number.
         joint: usize,
-        /// The value.
+        /// The joint value the solution needs (rad).
         value: f64,
     },
     /// No configuration gives a solution within the limits.
@@ -183,9 +183,9 @@ impl Rx60Ik {
     pub fn for_robot(
         robot: &rpq_kinematics::Robot,
         flange: &str,
-    ) -> Result<Self, crate::SceneError> {
+    ) -> Result<Self, crate::error::SceneError> {
         if robot.dof() != 6 {
-            return Err(crate::SceneError::Invalid(format!(
+            return Err(crate::error::SceneError::Invalid(format!(
                 "RX60 IK needs 6 joints, `{}` has {}",
                 robot.name(),
                 robot.dof()
@@ -217,7 +217,7 @@ impl Rx60Ik {
             let dp = (fk.translation.vector - mine.translation.vector).norm();
             let dr = fk.rotation.angle_to(&mine.rotation);
             if dp > 1e-9 || dr > 1e-9 {
-                return Err(crate::SceneError::Invalid(format!(
+                return Err(crate::error::SceneError::Invalid(format!(
                     "`{}` is not an RX60-type arm (closed form differs from FK by {dp:.3e} m, {dr:.3e} rad)",
                     robot.name()
                 )));

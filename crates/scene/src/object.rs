@@ -8,8 +8,8 @@ use nalgebra::{Isometry3, Matrix6xX, Point3};
 use rpq_kinematics::{MeshResolver, TriMesh};
 use rpq_proximity::{Model, Obb};
 
+use crate::error::SceneError;
 use crate::ik::{ArmConfiguration, IkError, Rx60Ik};
-use crate::SceneError;
 
 /// One rigid body: a mesh with its precomputed hierarchy and box, in its own frame.
 #[derive(Clone, Debug)]
@@ -52,7 +52,7 @@ impl Body {
 pub struct SimpleObject {
     /// Name, unique in the scenario.
     pub name: String,
-    /// The geometry.
+    /// The mesh (in the object frame) and its bounding boxes.
     pub body: Body,
     /// Pose of the body frame in the world.
     pub pose: Isometry3<f64>,
@@ -318,6 +318,15 @@ impl Object {
         match self {
             Object::Simple(_) => 0,
             Object::Complex(r) => r.dof(),
+        }
+    }
+
+    /// Where the object is in the world: the pose of a simple object, the base pose of a
+    /// robot.
+    pub fn pose(&self) -> Isometry3<f64> {
+        match self {
+            Object::Simple(s) => s.pose,
+            Object::Complex(r) => *r.base(),
         }
     }
 }

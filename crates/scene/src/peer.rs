@@ -6,8 +6,8 @@ use nalgebra::Isometry3;
 use parry3d_f64::math::{Pose, Rotation, Vector};
 use parry3d_f64::shape::TriMesh;
 
+use crate::error::SceneError;
 use crate::scenario::{BodyId, Scenario};
-use crate::SceneError;
 
 /// parry meshes of every body of a scenario's objects.
 pub struct ParryScene {

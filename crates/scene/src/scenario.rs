@@ -5,10 +5,10 @@ use nalgebra::{Isometry3, Point3, Rotation3, Vector3};
 use rpq_proximity::{DistanceRequest, Obb, QueryWorkspace};
 
 use crate::cmatrix::CollisionMatrix;
+use crate::error::SceneError;
 use crate::object::{Object, Robot, SimpleObject};
 use crate::options::QueryOptions;
 use crate::weights::WeightMatrix;
-use crate::SceneError;
 
 /// A body of a scenario: object index and body index in that object.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -161,6 +161,14 @@ fn pair_slot(n: usize, a: usize, b: usize) -> usize {
     // Index of (a, b), a < b, in row-major order over the strict upper triangle.
     a * n - a * (a + 1) / 2 + (b - a - 1)
 }
+
+// A compile-time check: scenarios are shared between and cloned into threads (the
+// collision-matrix generator and the parallel sweeps run on rayon), so they must stay Send
+// and Sync.
+const _: fn() = || {
+    fn send_and_sync<T: Send + Sync>() {}
+    send_and_sync::<Scenario>();
+};
 
 impl Scenario {
     /// An empty scenario.
@@ -329,9 +337,75 @@ impl Scenario {
     /// Attaches a collision matrix after checking that its object and link names and the
     /// base poses it was computed for match this scenario.
     pub fn set_collision_matrix(&mut self, cm: CollisionMatrix) -> Result<(), SceneError> {
-        self.skip = cm.resolve(self)?;
+        self.skip = self.collision_matrix_skips(&cm)?;
         self.cmatrix = Some(cm);
         Ok(())
+    }
+
+    /// Checks the names and poses of `cm` against this scenario and returns the skip flags
+    /// per object pair (row-major, `a < b`).
+    fn collision_matrix_skips(&self, cm: &CollisionMatrix) -> Result<Vec<Vec<bool>>, SceneError> {
+        let err = |message: String| SceneError::CollisionMatrix { message };
+        let objects = self.objects();
+        for mo in &cm.objects {
+            let k = self
+                .object_index(&mo.name)
+                .map_err(|_| err(format!("unknown object `{}`", mo.name)))?;
+            let want = mo.pose.to_isometry()?;
+            let have = objects[k].pose();
+            let dp = (want.translation.vector - have.translation.vector).norm();
+            let dr = want.rotation.angle_to(&have.rotation);
+            if dp > 1e-9 || dr > 1e-9 {
+                return Err(err(format!(
+                    "computed for `{}` at {:?}, the scene places it elsewhere ({dp:.3e} m, {dr:.3e} rad off); regenerate it",
+                    mo.name, mo.pose
+                )));
+            }
+        }
+        for o in objects {
+            if !cm.objects.iter().any(|m| m.name == o.name()) {
+                return Err(err(format!(
+                    "object `{}` of the scene is not in the matrix; regenerate it",
+                    o.name()
+                )));
+            }
+        }
+        let n = objects.len();
+        let mut skip: Vec<Vec<bool>> = Vec::new();
+        for a in 0..n {
+            for b in a + 1..n {
+                skip.push(vec![
+                    false;
+                    objects[a].num_bodies() * objects[b].num_bodies()
+                ]);
+            }
+        }
+        let find = |full: &str| -> Result<BodyId, SceneError> {
+            let (o, l) = full
+                .split_once('/')
+                .ok_or_else(|| err(format!("`{full}` is not an object/body name")))?;
+            let k = self
+                .object_index(o)
+                .map_err(|_| err(format!("unknown object `{o}` in `{full}`")))?;
+            let obj = &objects[k];
+            let i = (0..obj.num_bodies())
+                .find(|&i| obj.body(i).name == l)
+                .ok_or_else(|| err(format!("unknown link `{l}` of `{o}` in `{full}`")))?;
+            Ok(BodyId { object: k, body: i })
+        };
+        for [x, y] in &cm.never_collide {
+            let (a, b) = (find(x)?, find(y)?);
+            if a.object == b.object {
+                return Err(err(format!(
+                    "`{x}` and `{y}` belong to the same object; only pairs of different objects are queried"
+                )));
+            }
+            let (a, b) = if a.object < b.object { (a, b) } else { (b, a) };
+            let slot = pair_slot(n, a.object, b.object);
+            let nb = objects[b.object].num_bodies();
+            skip[slot][a.body * nb + b.body] = true;
+        }
+        Ok(skip)
     }
 
     /// The attached collision matrix.

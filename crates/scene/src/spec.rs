@@ -25,54 +25,18 @@
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
-use nalgebra::{Isometry3, Translation3, UnitQuaternion, Vector3};
 use serde::{Deserialize, Serialize};
 
 use crate::cmatrix::CollisionMatrix;
-use crate::object::{Robot, SimpleObject};
+use crate::error::SceneError;
+use crate::object::{Object, Robot, SimpleObject};
 use crate::options::QueryOptions;
 use crate::scenario::{DistanceReport, Scenario};
-use crate::SceneError;
+use crate::text;
 
-/// A pose as translation (m) and roll-pitch-yaw (rad, `R = Rz(y) Ry(p) Rx(r)` as URDF).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PoseSpec {
-    /// Translation (m).
-    #[serde(default)]
-    pub xyz: [f64; 3],
-    /// Roll, pitch, yaw (rad).
-    #[serde(default)]
-    pub rpy: [f64; 3],
-}
-
-impl PoseSpec {
-    /// The isometry; non-finite values are an error.
-    pub fn to_isometry(&self) -> Result<Isometry3<f64>, SceneError> {
-        if !self.xyz.iter().chain(&self.rpy).all(|x| x.is_finite()) {
-            return Err(SceneError::NonFinite {
-                what: format!("pose {self:?}"),
-            });
-        }
-        Ok(Isometry3::from_parts(
-            Translation3::from(Vector3::from(self.xyz)),
-            UnitQuaternion::from_euler_angles(self.rpy[0], self.rpy[1], self.rpy[2]),
-        ))
-    }
-
-    /// The pose of an isometry.
-    pub fn from_isometry(p: &Isometry3<f64>) -> PoseSpec {
-        let (r, pi, y) = p.rotation.euler_angles();
-        // `+ 0.0` turns -0.0 into 0.0 for tidier files.
-        let t = p.translation.vector;
-        PoseSpec {
-            xyz: [t.x + 0.0, t.y + 0.0, t.z + 0.0],
-            rpy: [r + 0.0, pi + 0.0, y + 0.0],
-        }
-    }
-}
+/// Poses of the scene file's `base` and `pose` entries (also `rpq_scene::PoseSpec`).
+pub use crate::pose::PoseSpec;
 
 /// A robot entry of a scene file.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -80,7 +44,7 @@ impl PoseSpec {
 pub struct RobotSpec {
     /// Unique name (prefix of its joint columns).
     pub name: String,
-    /// URDF file.
+    /// URDF file (relative to the scene file), meshes resolved next to it.
     pub urdf: PathBuf,
     /// Base pose in the world.
     #[serde(default = "identity_pose")]
@@ -91,9 +55,9 @@ pub struct RobotSpec {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ObjectSpec {
-    /// Unique name.
+    /// Unique name (no `/`), used as `name/body` in collision-matrix files.
     pub name: String,
-    /// STL file (metres).
+    /// STL file (metres; relative to the scene file).
     pub stl: PathBuf,
     /// Pose in the world.
     #[serde(default = "identity_pose")]
@@ -111,10 +75,10 @@ fn identity_pose() -> PoseSpec {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SceneSpec {
-    /// Robots.
+    /// Robots (complex objects) loaded from URDF.
     #[serde(default)]
     pub robots: Vec<RobotSpec>,
-    /// Simple objects.
+    /// Simple objects: one STL mesh each at a fixed pose.
     #[serde(default)]
     pub objects: Vec<ObjectSpec>,
     /// Collision-matrix file.
@@ -123,14 +87,6 @@ pub struct SceneSpec {
     /// Query options (default: all optimizations on).
     #[serde(default)]
     pub options: Option<QueryOptions>,
-}
-
-pub(crate) fn yaml_error(path: &Path, e: serde_yaml::Error) -> SceneError {
-    SceneError::Yaml {
-        path: path.to_owned(),
-        line: e.location().map(|l| l.line()),
-        message: e.to_string(),
-    }
 }
 
 /// A loaded scene: the scenario and the options of the file.
@@ -145,17 +101,13 @@ pub struct LoadedScene {
 impl SceneSpec {
     /// Parses scene YAML; `path` is used in messages.
     pub fn from_yaml(text: &str, path: &Path) -> Result<SceneSpec, SceneError> {
-        serde_yaml::from_str(text).map_err(|e| yaml_error(path, e))
+        text::parse_yaml(text, path)
     }
 
     /// Reads and parses a scene file.
     pub fn load(path: impl AsRef<Path>) -> Result<SceneSpec, SceneError> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|source| SceneError::Io {
-            path: path.to_owned(),
-            source,
-        })?;
-        Self::from_yaml(&text, path)
+        Self::from_yaml(&text::read(path)?, path)
     }
 
     /// Builds the scenario; relative paths are taken relative to `base_dir`. Robots from
@@ -259,7 +211,7 @@ impl ConfigTable {
             let o = scenario
                 .object_index(rname)
                 .map_err(|_| err(hline, format!("unknown robot `{rname}` in column `{h}`")))?;
-            let crate::object::Object::Complex(r) = &scenario.objects()[o] else {
+            let Object::Complex(r) = &scenario.objects()[o] else {
                 return Err(err(
                     hline,
                     format!("`{rname}` in column `{h}` is not a robot"),
@@ -290,7 +242,7 @@ impl ConfigTable {
             let Some(slot) = robots.iter().position(|&x| x == k) else {
                 return Err(err(hline, format!("no columns for robot `{}`", o.name())));
             };
-            if let crate::object::Object::Complex(r) = o {
+            if let Object::Complex(r) = o {
                 for (d, jn) in r.kinematics().joint_names().enumerate() {
                     if !cols.contains(&(slot, d)) {
                         return Err(err(hline, format!("missing column `{}/{jn}`", o.name())));
@@ -339,18 +291,14 @@ impl ConfigTable {
     /// Reads and parses a configuration CSV file.
     pub fn load(path: impl AsRef<Path>, scenario: &Scenario) -> Result<ConfigTable, SceneError> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|source| SceneError::Io {
-            path: path.to_owned(),
-            source,
-        })?;
-        Self::parse(&text, path, scenario)
+        Self::parse(&text::read(path)?, path, scenario)
     }
 
     /// Header line for a scenario's robots (every movable joint, `robot/joint`).
     pub fn header_for(scenario: &Scenario) -> Vec<String> {
         let mut h = Vec::new();
         for o in scenario.objects() {
-            if let crate::object::Object::Complex(r) = o {
+            if let Object::Complex(r) = o {
                 for j in r.kinematics().joint_names() {
                     h.push(format!("{}/{j}", r.name()));
                 }
@@ -363,7 +311,7 @@ impl ConfigTable {
 /// One line of the result CSV.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ResultRow {
-    /// Row index.
+    /// Row index of the configuration (0-based, in input order).
     pub index: usize,
     /// Colliding?
     pub colliding: bool,
@@ -430,6 +378,3 @@ pub fn run_table(
     }
     Ok(out)
 }
-
-#[allow(dead_code)]
-fn _assert_send(_: Arc<Scenario>) {}

@@ -5,14 +5,12 @@
 mod common;
 
 use std::path::Path;
-use std::sync::Arc;
 
-use nalgebra::{Isometry3, Vector3};
-use rpq_kinematics::{JointKind, JointLimits, JointSpec, LinkSpec};
+use nalgebra::Isometry3;
 use rpq_scene::cmatrix::Reason;
 use rpq_scene::{
-    eval, Body, BodyId, CollisionMatrix, GeneratorSettings, QueryOptions, Robot, Scenario,
-    SceneError, SimpleObject,
+    eval, generate_collision_matrix, Body, BodyId, CollisionMatrix, GeneratorSettings,
+    QueryOptions, Scenario, SceneError, SimpleObject,
 };
 
 fn settings(samples: usize) -> GeneratorSettings {
@@ -75,7 +73,7 @@ fn arms_reaching_across_1_2_m_are_not_skipped() {
         "{names:?}"
     );
     // Few samples: the proof and the local refinement must do the work.
-    let cm = CollisionMatrix::generate(&s, &settings(300), None).unwrap();
+    let cm = generate_collision_matrix(&s, &settings(300), None).unwrap();
     let mut with = eval::pair_scenario(common::rx60(), 1.2).unwrap();
     with.set_collision_matrix(cm.clone()).unwrap();
     stretched_towards_each_other(&mut with);
@@ -107,6 +105,7 @@ fn arms_reaching_across_1_2_m_are_not_skipped() {
             (p[0] == d.pair[0] && p[1] == d.pair[1]) || (p[0] == d.pair[1] && p[1] == d.pair[0])
         });
         assert_eq!(listed, d.never, "{d:?}");
+        assert_eq!(cm.never_collides(&d.pair[1], &d.pair[0]), listed, "{d:?}");
         assert_eq!(d.never, d.closest >= 0.05, "{d:?}");
     }
 }
@@ -115,7 +114,7 @@ fn arms_reaching_across_1_2_m_are_not_skipped() {
 fn proven_pairs_are_really_far_apart() {
     for d in [0.4, 0.9, 1.2] {
         let mut s = eval::pair_scenario(common::rx60(), d).unwrap();
-        let cm = CollisionMatrix::generate(&s, &settings(200), None).unwrap();
+        let cm = generate_collision_matrix(&s, &settings(200), None).unwrap();
         let proven: Vec<(BodyId, BodyId, f64)> = cm
             .decisions
             .iter()
@@ -123,7 +122,7 @@ fn proven_pairs_are_really_far_apart() {
             .map(|x| (find(&s, &x.pair[0]), find(&s, &x.pair[1]), x.closest))
             .collect();
         assert!(!proven.is_empty(), "d = {d}");
-        let mut rng = rpq_scene::Rng::new(0x5eed + (d * 10.0) as u64);
+        let mut rng = rpq_base::SplitMix64::new(0x5eed + (d * 10.0) as u64);
         let mut near = false;
         for _ in 0..400 {
             let qa = common::random_q(common::rx60(), &mut rng);
@@ -153,33 +152,7 @@ fn prismatic_travel_is_in_the_bound_and_the_search_reaches_the_limit() {
     // A carriage (cube 0.05) sliding on x in [-1, 1] at height 0.5 above a rail (cube 0.1),
     // and three boxes (cube 0.1) at height 0.5: far (gap 0.35), just beyond the margin
     // (gap 0.1) and within it (gap 0.02), all reached at the upper limit only.
-    let joint = JointSpec {
-        name: "slide".into(),
-        kind: JointKind::Prismatic,
-        parent: "rail".into(),
-        child: "carriage".into(),
-        origin: Isometry3::translation(0.0, 0.0, 0.5),
-        axis: Vector3::x(),
-        limits: JointLimits {
-            lower: -1.0,
-            upper: 1.0,
-            velocity: 1.0,
-            effort: 1.0,
-        },
-    };
-    let kin = rpq_kinematics::Robot::new(
-        "slider",
-        vec![LinkSpec::new("rail"), LinkSpec::new("carriage")],
-        vec![joint],
-    )
-    .unwrap();
-    let slider = Robot::new(
-        "slider",
-        Arc::new(kin),
-        &[Some(common::cube(0.1)), Some(common::cube(0.05))],
-        Isometry3::identity(),
-    )
-    .unwrap();
+    let slider = common::slider();
     let mut s = Scenario::new();
     s.add_robot(slider).unwrap();
     for (name, x) in [("far", 1.5), ("beyond", 1.25), ("within", 1.17)] {
@@ -190,7 +163,7 @@ fn prismatic_travel_is_in_the_bound_and_the_search_reaches_the_limit() {
         })
         .unwrap();
     }
-    let cm = CollisionMatrix::generate(&s, &settings(50), None).unwrap();
+    let cm = generate_collision_matrix(&s, &settings(50), None).unwrap();
     let get = |a: &str, b: &str| {
         cm.decisions
             .iter()
@@ -273,7 +246,7 @@ fn never_skips_a_pair_that_collides_in_an_independent_sample() {
             .filter(|&(a, b)| s.never_collide(a, b))
             .collect();
         assert!(!never.is_empty());
-        let mut rng = rpq_scene::Rng::new(0xdead_beef);
+        let mut rng = rpq_base::SplitMix64::new(0xdead_beef);
         let mut near_misses = 0;
         for _ in 0..3000 {
             let qa = common::random_q(common::rx60(), &mut rng);
@@ -332,7 +305,7 @@ fn edited_files_with_unknown_names_or_moved_robots_are_rejected() {
     cm.never_collide.pop();
     fresh.set_collision_matrix(cm).unwrap();
     // Negative margins are refused.
-    let e = CollisionMatrix::generate(
+    let e = generate_collision_matrix(
         &fresh,
         &GeneratorSettings {
             samples: 10,

@@ -114,29 +114,7 @@ fn robot_robot_distance_is_the_minimum_over_all_link_pairs() {
 }
 
 fn box_model(half: Vector3<f64>) -> Model {
-    let mut v = Vec::new();
-    for sx in [-1.0, 1.0] {
-        for sy in [-1.0, 1.0] {
-            for sz in [-1.0, 1.0] {
-                v.push(Point3::new(sx * half.x, sy * half.y, sz * half.z));
-            }
-        }
-    }
-    // Vertex index = 4 x + 2 y + z (bits of the signs).
-    let t = vec![
-        [0, 1, 3],
-        [0, 3, 2],
-        [4, 6, 7],
-        [4, 7, 5],
-        [0, 4, 5],
-        [0, 5, 1],
-        [2, 3, 7],
-        [2, 7, 6],
-        [0, 2, 6],
-        [0, 6, 4],
-        [1, 5, 7],
-        [1, 7, 3],
-    ];
+    let (v, t) = common::box_mesh(half);
     Model::new(v, t).unwrap()
 }
 
@@ -153,7 +131,7 @@ fn robot_object_distance_and_collision() {
             pose: Isometry3::translation(0.5, 0.0, 0.3),
         })
         .unwrap();
-    let mut rng = rpq_scene::Rng::new(5);
+    let mut rng = rpq_base::SplitMix64::new(5);
     let mut hits = 0;
     for _ in 0..40 {
         let q = common::random_q(common::rx60(), &mut rng);

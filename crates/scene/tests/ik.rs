@@ -23,7 +23,7 @@ fn solver_matches_the_urdf_forward_kinematics() {
     assert_eq!(flange, "tool0");
     assert!((ik.d1 - 0.341).abs() < 1e-12 && (ik.a2 - 0.290).abs() < 1e-12);
     assert!((ik.d4 - 0.310).abs() < 1e-12 && (ik.d6 - 0.065).abs() < 1e-12);
-    let mut rng = rpq_scene::Rng::new(7);
+    let mut rng = rpq_base::SplitMix64::new(7);
     for _ in 0..200 {
         let q = common::random_q(robot, &mut rng);
         let fk = robot.kinematics().link_pose("tool0", &q).unwrap();
@@ -94,7 +94,7 @@ proptest! {
 fn eight_configurations_without_limits_and_all_eight_within_them_somewhere() {
     let ik = Rx60Ik::rx60b();
     let robot = common::rx60();
-    let mut rng = rpq_scene::Rng::new(11);
+    let mut rng = rpq_base::SplitMix64::new(11);
     let mut full = 0;
     for _ in 0..3000 {
         let q: [f64; 6] = common::random_q(robot, &mut rng).try_into().unwrap();

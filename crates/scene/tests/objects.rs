@@ -3,48 +3,14 @@
 
 mod common;
 
-use std::sync::Arc;
-
 use nalgebra::{Isometry3, Vector3};
-use rpq_kinematics::{JointKind, JointLimits, JointSpec, LinkSpec};
-use rpq_scene::{Body, QueryOptions, Robot, Scenario, SceneError, SimpleObject};
-
-/// A rail (fixed cube) with a carriage cube sliding along x.
-fn slider() -> Robot {
-    let joint = JointSpec {
-        name: "slide".into(),
-        kind: JointKind::Prismatic,
-        parent: "rail".into(),
-        child: "carriage".into(),
-        origin: Isometry3::translation(0.0, 0.0, 0.5),
-        axis: Vector3::x(),
-        limits: JointLimits {
-            lower: -1.0,
-            upper: 1.0,
-            velocity: 1.0,
-            effort: 1.0,
-        },
-    };
-    let kin = rpq_kinematics::Robot::new(
-        "slider",
-        vec![LinkSpec::new("rail"), LinkSpec::new("carriage")],
-        vec![joint],
-    )
-    .unwrap();
-    Robot::new(
-        "slider",
-        Arc::new(kin),
-        &[Some(common::cube(0.1)), Some(common::cube(0.05))],
-        Isometry3::identity(),
-    )
-    .unwrap()
-}
+use rpq_scene::{Body, QueryOptions, Scenario, SceneError, SimpleObject};
 
 #[test]
 fn prismatic_complex_object_meets_a_simple_object_where_expected() {
     let mut s = Scenario::new();
-    let sl = s.add_robot(slider()).unwrap();
-    assert!(slider().ik().is_none());
+    let sl = s.add_robot(common::slider()).unwrap();
+    assert!(common::slider().ik().is_none());
     let wall = s
         .add_object(SimpleObject {
             name: "wall".into(),
@@ -93,9 +59,9 @@ fn world_jacobian_matches_finite_differences() {
 #[test]
 fn bookkeeping_errors_are_reported() {
     let mut s = Scenario::new();
-    s.add_robot(slider()).unwrap();
+    s.add_robot(common::slider()).unwrap();
     assert!(matches!(
-        s.add_robot(slider()),
+        s.add_robot(common::slider()),
         Err(SceneError::DuplicateName { .. })
     ));
     assert!(matches!(
@@ -133,7 +99,7 @@ fn rx60_self_collision_only_when_folded_onto_itself() {
     s.set_joint_positions(r, &[0.0; 6]).unwrap();
     assert!(!s.self_collide(r).colliding);
     // Agrees with testing every non-adjacent pair with the engine directly.
-    let mut rng = rpq_scene::Rng::new(3);
+    let mut rng = rpq_base::SplitMix64::new(3);
     let mut hits = 0;
     let links = common::rx60().body_links().to_vec();
     let kin = common::rx60().kinematics();

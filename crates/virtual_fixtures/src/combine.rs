@@ -23,9 +23,11 @@
 
 use nalgebra::{Matrix6, Vector6};
 
-use crate::{Error, Guidance, Projection, RankTolerance};
+use crate::error::Error;
+use crate::projection::{Projection, RankTolerance};
+use crate::source::Guidance;
 
-/// How two fixtures are combined; see the [module docs](self).
+/// How two fixtures are combined; see the documentation of `src/combine.rs`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Combination {
     /// `span(D_a) ∩ span(D_b)`, `u = <D>(u_a + u_b)`.
@@ -95,8 +97,9 @@ fn basis(cols: &[Vector6<f64>], threshold: f64, out: &mut Guidance) -> Option<()
     out.set(&basis[..n], out.u).ok()
 }
 
-/// Combines a `primary` and a `secondary` fixture evaluated at the same pose; see the
-/// [module docs](self). `None` only on numerical failure (non-finite decomposition).
+/// Combines a `primary` and a `secondary` fixture evaluated at the same pose (see the
+/// documentation of `src/combine.rs`). `None` only on numerical failure (non-finite
+/// decomposition).
 pub fn combine(
     primary: &Guidance,
     secondary: &Guidance,
@@ -153,7 +156,8 @@ pub fn combine(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Compliance, GuidanceSource, PolylinePath, RcmCone};
+    use crate::law::Compliance;
+    use crate::source::{GuidanceSource, PolylinePath, RcmCone};
     use nalgebra::{Isometry3, Point3, Translation3, UnitQuaternion, Vector3};
     use proptest::prelude::*;
 

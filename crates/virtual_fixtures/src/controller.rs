@@ -3,7 +3,10 @@
 
 use nalgebra::{Vector3, Vector6};
 
-use crate::{closed_loop_direction, Compliance, Error, Guidance, Projection, RankTolerance};
+use crate::error::Error;
+use crate::law::{closed_loop_direction, Compliance};
+use crate::projection::{Projection, RankTolerance};
+use crate::source::Guidance;
 
 /// Input conditioning of the wrench `f = [force; torque]` (paper sec. VI: "careful gain
 /// shaping to accommodate the differing scales of forces and torques").
@@ -14,7 +17,7 @@ use crate::{closed_loop_direction, Compliance, Error, Guidance, Projection, Rank
 /// `f_s = [force_scale · force; torque_scale · torque]`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Shaping {
-    /// Deadband on the force magnitude [N] (default 0).
+    /// Deadband on the force magnitude \[N\] (default 0).
     pub force_deadband: f64,
     /// Deadband on the torque magnitude [N·m] (default 0).
     pub torque_deadband: f64,
@@ -246,7 +249,7 @@ impl AdmittanceController {
 
     /// One control period: from the measured wrench `f` ([N; N·m], base frame) and the
     /// guidance `(D, u)` at the current pose, the commanded twist ([m/s; rad/s], base frame).
-    /// `dt` [s] is the period (for the acceleration limit).
+    /// `dt` \[s\] is the period (for the acceleration limit).
     ///
     /// Errors on non-finite input or `dt ≤ 0`; the state is then left unchanged.
     pub fn step(

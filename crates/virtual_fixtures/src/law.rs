@@ -2,7 +2,8 @@
 
 use nalgebra::Vector6;
 
-use crate::{Error, Projection, RankTolerance};
+use crate::error::Error;
+use crate::projection::{Projection, RankTolerance};
 
 /// Compliances of eq. 8: `v = c ([D] + c_τ <D>) f`.
 ///

@@ -63,4 +63,4 @@ pub use source::{
     RcmCone, TriangleMeshSurface,
 };
 pub use steady_hand::{euler_xyz, euler_xyz_jacobian, r_xyz, RobotImperfections, SteadyHandRobot};
-pub use user::{autonomous_force, Observation, SimulatedUser, SplitMix64, UserModel};
+pub use user::{autonomous_force, Observation, SimulatedUser, UserModel};

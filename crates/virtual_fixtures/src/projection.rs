@@ -17,9 +17,10 @@
 
 use nalgebra::{Matrix6, Vector6};
 
-use crate::Error;
+use crate::error::Error;
 
-/// When a singular value of `D` counts towards its rank; see the [module docs](self).
+/// When a singular value of `D` counts towards its rank; see the documentation of
+/// `src/projection.rs`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RankTolerance {
     /// Absolute floor, in the units of `D` (default `1e-12`).

@@ -19,7 +19,7 @@
 //! ([`Sequencer::active`]; Finished holds the last step's fixture); otherwise the caller's
 //! own fixture applies.
 
-use crate::Error;
+use crate::error::Error;
 
 /// When a step is complete.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -30,17 +30,17 @@ pub enum Completion {
     ErrorBelow {
         /// Error threshold, in the unit of the reported error (≥ 0).
         threshold: f64,
-        /// Dwell time [s] (≥ 0; 0 completes on the first error below the threshold).
+        /// Dwell time \[s\] (≥ 0; 0 completes on the first error below the threshold).
         dwell: f64,
     },
     /// The remaining path length is at or below `tolerance` (a path step).
     PathEnd {
-        /// Remaining arc length [m] (≥ 0).
+        /// Remaining arc length \[m\] (≥ 0).
         tolerance: f64,
     },
     /// After `seconds` in the step.
     Duration {
-        /// Step duration [s] (> 0).
+        /// Step duration \[s\] (> 0).
         seconds: f64,
     },
 }
@@ -116,7 +116,7 @@ pub struct StepProgress {
     /// Distance to the motion objective (the caller's unit, e.g. m or rad); NaN never
     /// satisfies a criterion.
     pub error: f64,
-    /// Remaining arc length of a path step [m]; `None` for other sources.
+    /// Remaining arc length of a path step \[m\]; `None` for other sources.
     pub remaining: Option<f64>,
 }
 
@@ -136,7 +136,7 @@ pub enum Transition {
     Finished,
 }
 
-/// The fixture-sequence state machine; see the [module docs](self).
+/// The fixture-sequence state machine; see the documentation of `src/sequence.rs`.
 #[derive(Debug, Clone)]
 pub struct Sequencer<F> {
     steps: Vec<Step<F>>,
@@ -251,7 +251,7 @@ impl<F> Sequencer<F> {
         }
     }
 
-    /// One cycle at time `t` [s] (monotonic) with the active fixture's progress: checks the
+    /// One cycle at time `t` \[s\] (monotonic) with the active fixture's progress: checks the
     /// current step's criterion when `Running` and moves on when it is met.
     pub fn update(&mut self, t: f64, progress: &StepProgress) -> Transition {
         if self.state != SequenceState::Running {

@@ -36,13 +36,13 @@ pub fn euler_xyz(theta: &Vector3<f64>) -> Rotation3<f64> {
 /// Deviations of the simulated robot from the ideal kinematic model. All zero by default.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RobotImperfections {
-    /// Time constant of the first-order velocity servo [s] (0 = perfect tracking).
+    /// Time constant of the first-order velocity servo \[s\] (0 = perfect tracking).
     pub servo_time_constant: f64,
-    /// Linear calibration error: the realised translation rate is `(I + E) v` [1].
+    /// Linear calibration error: the realised translation rate is `(I + E) v` \[1\].
     pub linear_error: Matrix3<f64>,
-    /// Relative scale error of the three rotary joints [1].
+    /// Relative scale error of the three rotary joints \[1\].
     pub joint_scale_error: Vector3<f64>,
-    /// Encoder resolution of the rotary joints [rad] (0 = exact); the controller sees the
+    /// Encoder resolution of the rotary joints \[rad\] (0 = exact); the controller sees the
     /// quantised angles.
     pub encoder_resolution: f64,
 }

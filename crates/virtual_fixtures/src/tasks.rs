@@ -4,11 +4,12 @@
 
 use nalgebra::{Isometry3, Point3, Vector3, Vector6};
 
-use crate::{
-    autonomous_force, AdmittanceController, Compliance, ControllerConfig, Guidance, GuidanceSource,
-    Limits, Mode, Observation, PolylinePath, RankTolerance, RcmCone, RobotImperfections, Shaping,
-    SimulatedUser, SteadyHandRobot, UserModel,
-};
+use crate::controller::{AdmittanceController, ControllerConfig, Limits, Mode, Shaping};
+use crate::law::Compliance;
+use crate::projection::RankTolerance;
+use crate::source::{Guidance, GuidanceSource, PolylinePath, RcmCone};
+use crate::steady_hand::{RobotImperfections, SteadyHandRobot};
+use crate::user::{autonomous_force, Observation, SimulatedUser, UserModel};
 
 /// Who applies the wrench.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -20,14 +21,49 @@ pub enum Operator {
     Cooperative(UserModel, u64),
 }
 
+impl Operator {
+    /// The simulated user of the cooperative mode, for control period `dt` \[s\]; `None` in
+    /// autonomous mode.
+    fn user(&self, dt: f64) -> Option<SimulatedUser> {
+        match *self {
+            Operator::Cooperative(m, seed) => Some(SimulatedUser::new(m, dt, seed)),
+            Operator::Autonomous(_) => None,
+        }
+    }
+
+    /// The wrench applied this control period: in autonomous mode the preferred direction
+    /// `preferred` scaled to the mode's magnitude; in cooperative mode the answer of `user`
+    /// (from [`Operator::user`]) to what it is shown, its delay line filled with `shown` at
+    /// the `first` period.
+    fn wrench(
+        &self,
+        user: &mut Option<SimulatedUser>,
+        preferred: &Vector6<f64>,
+        shown: Observation,
+        first: bool,
+        dt: f64,
+    ) -> Vector6<f64> {
+        match (user, *self) {
+            (_, Operator::Autonomous(mag)) => autonomous_force(preferred, mag),
+            (Some(u), _) => {
+                if first {
+                    u.prime(shown);
+                }
+                u.step(shown, dt)
+            }
+            (None, _) => unreachable!("a cooperative operator has a user"),
+        }
+    }
+}
+
 /// Settings of the rotational cone task (sec. IV).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ConeTask {
-    /// Cone half-angle γ [rad].
+    /// Cone half-angle γ \[rad\].
     pub half_angle: f64,
-    /// Simulated duration [s].
+    /// Simulated duration \[s\].
     pub duration: f64,
-    /// Control period [s].
+    /// Control period \[s\].
     pub dt: f64,
     /// Compliance (`c` in rad/s per N·m).
     pub compliance: Compliance,
@@ -35,9 +71,9 @@ pub struct ConeTask {
     pub mode: Mode,
     /// Gain of the cone's error command (see [`RcmCone::with_error_gain`]).
     pub error_gain: f64,
-    /// Operator.
+    /// Who applies the wrench: the seeded simulated user or the autonomous "perfect user".
     pub operator: Operator,
-    /// Robot imperfections.
+    /// Deviations of the simulated robot from the ideal kinematic model (none by default).
     pub imperfections: RobotImperfections,
 }
 
@@ -46,18 +82,18 @@ pub struct ConeTask {
 pub struct ConeRun {
     /// Tool-end positions, one per recorded sample.
     pub path: Vec<Point3<f64>>,
-    /// Angle error to the cone [rad] at each sample.
+    /// Angle error to the cone \[rad\] at each sample.
     pub angle_error: Vec<f64>,
-    /// Total angle swept about the cone axis [rad].
+    /// Total angle swept about the cone axis \[rad\].
     pub swept: f64,
 }
 
 impl ConeRun {
-    /// Mean |angle error| over the run [rad].
+    /// Mean |angle error| over the run \[rad\].
     pub fn mean_abs_error(&self) -> f64 {
         self.angle_error.iter().map(|e| e.abs()).sum::<f64>() / self.angle_error.len().max(1) as f64
     }
-    /// Mean |angle error| over the last quarter of the run [rad].
+    /// Mean |angle error| over the last quarter of the run \[rad\].
     pub fn final_abs_error(&self) -> f64 {
         let n = self.angle_error.len();
         let tail = &self.angle_error[n - n / 4..];
@@ -66,7 +102,7 @@ impl ConeRun {
 }
 
 impl ConeTask {
-    /// Runs the task from the tool tilted by `start_angle` [rad] about the base x axis.
+    /// Runs the task from the tool tilted by `start_angle` \[rad\] about the base x axis.
     pub fn run(&self, start_angle: f64) -> ConeRun {
         let mut cone = RcmCone::new(
             Point3::origin(),
@@ -88,10 +124,7 @@ impl ConeTask {
             rank_tolerance: RankTolerance::default(),
         };
         let mut ctl = AdmittanceController::new(cfg).expect("valid controller settings");
-        let mut user = match self.operator {
-            Operator::Cooperative(m, seed) => Some(SimulatedUser::new(m, self.dt, seed)),
-            Operator::Autonomous(_) => None,
-        };
+        let mut user = self.operator.user(self.dt);
         let steps = (self.duration / self.dt).round() as usize;
         let every = (steps / 4000).max(1);
         let mut run = ConeRun::default();
@@ -103,20 +136,15 @@ impl ConeTask {
             cone.evaluate(&measured, &mut g);
             let truth = robot.pose();
             cone.evaluate(&truth, &mut g_true);
-            let f = match (&mut user, self.operator) {
-                (_, Operator::Autonomous(mag)) => autonomous_force(&g.columns()[0], mag),
-                (Some(u), _) => {
-                    let obs = Observation {
-                        intended: g_true.columns()[0],
-                        error: g_true.u / self.error_gain.max(1e-300),
-                    };
-                    if k == 0 {
-                        u.prime(obs);
-                    }
-                    u.step(obs, self.dt)
-                }
-                (None, _) => unreachable!(),
+            // The user sees the true tool axis; the autonomous mode pushes along the
+            // measured preferred direction.
+            let shown = Observation {
+                intended: g_true.columns()[0],
+                error: g_true.u / self.error_gain.max(1e-300),
             };
+            let f = self
+                .operator
+                .wrench(&mut user, &g.columns()[0], shown, k == 0, self.dt);
             let (v, _) = ctl.step(&f, &g, self.dt).expect("finite simulation input");
             robot.step(&v, self.dt);
             let z = robot.pose().rotation * Vector3::z();
@@ -139,13 +167,13 @@ impl ConeTask {
 /// Settings of the translational sine-path task (sec. V).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SineTask {
-    /// Amplitude [m] (paper: 0.035).
+    /// Amplitude \[m\] (paper: 0.035).
     pub amplitude: f64,
-    /// Wavelength [m] (paper: 0.070).
+    /// Wavelength \[m\] (paper: 0.070).
     pub wavelength: f64,
     /// Number of wavelengths from start to end point.
     pub periods: f64,
-    /// Control period [s].
+    /// Control period \[s\].
     pub dt: f64,
     /// Compliance (`c` in m/s per N).
     pub compliance: Compliance,
@@ -153,24 +181,24 @@ pub struct SineTask {
     pub mode: Mode,
     /// Gain of the path's error command [1/m] (see [`PolylinePath::with_error_gain`]).
     pub error_gain: f64,
-    /// Operator.
+    /// Who applies the wrench: the seeded simulated user or the autonomous "perfect user".
     pub operator: Operator,
-    /// Robot imperfections.
+    /// Deviations of the simulated robot from the ideal kinematic model (none by default).
     pub imperfections: RobotImperfections,
-    /// Give up after this time [s].
+    /// Give up after this time \[s\].
     pub timeout: f64,
 }
 
 /// Result of a sine-path run.
 #[derive(Debug, Clone, Default)]
 pub struct SineRun {
-    /// Tool positions (x, y) [m].
+    /// Tool positions (x, y) \[m\].
     pub path: Vec<(f64, f64)>,
-    /// Execution time from start to end point [s] (the timeout if not reached).
+    /// Execution time from start to end point \[s\] (the timeout if not reached).
     pub time: f64,
-    /// Mean distance to the path over the run [m].
+    /// Mean distance to the path over the run \[m\].
     pub mean_error: f64,
-    /// Largest distance to the path [m].
+    /// Largest distance to the path \[m\].
     pub max_error: f64,
     /// Whether the end point was reached.
     pub completed: bool,
@@ -213,10 +241,7 @@ impl SineTask {
             rank_tolerance: RankTolerance::default(),
         };
         let mut ctl = AdmittanceController::new(cfg).expect("valid controller settings");
-        let mut user = match self.operator {
-            Operator::Cooperative(m, seed) => Some(SimulatedUser::new(m, self.dt, seed)),
-            Operator::Autonomous(_) => None,
-        };
+        let mut user = self.operator.user(self.dt);
         let mut g = Guidance::empty();
         let mut run = SineRun::default();
         let mut sum = 0.0;
@@ -231,20 +256,13 @@ impl SineTask {
                 break;
             }
             path.evaluate(&x, &mut g);
-            let f = match (&mut user, self.operator) {
-                (_, Operator::Autonomous(mag)) => autonomous_force(&g.columns()[0], mag),
-                (Some(u), _) => {
-                    let obs = Observation {
-                        intended: g.columns()[0],
-                        error: g.u / self.error_gain,
-                    };
-                    if k == 0 {
-                        u.prime(obs);
-                    }
-                    u.step(obs, self.dt)
-                }
-                (None, _) => unreachable!(),
+            let shown = Observation {
+                intended: g.columns()[0],
+                error: g.u / self.error_gain,
             };
+            let f = self
+                .operator
+                .wrench(&mut user, &g.columns()[0], shown, k == 0, self.dt);
             let (v, _) = ctl.step(&f, &g, self.dt).expect("finite simulation input");
             robot.step(&v, self.dt);
             sum += c.distance;

@@ -14,46 +14,16 @@
 //!
 //! Only the components selected by `mask` are non-zero (e.g. forces in the plane for the
 //! sine task, torques for the cone task). The generator is SplitMix64 with Box-Muller
-//! Gaussians, so a seed reproduces a trial exactly on every platform.
+//! Gaussians (`rpq_base::rng`), so a seed reproduces a trial exactly on every platform.
 
 use nalgebra::Vector6;
+use rpq_base::rng::SplitMix64;
 
-/// SplitMix64, a small seeded generator (no external dependency).
-#[derive(Debug, Clone)]
-pub struct SplitMix64(u64);
-
-impl SplitMix64 {
-    /// Seeded generator.
-    pub fn new(seed: u64) -> Self {
-        Self(seed)
-    }
-
-    /// Next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, 1).
-    pub fn uniform(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    /// Standard normal (Box-Muller).
-    pub fn normal(&mut self) -> f64 {
-        let u1 = 1.0 - self.uniform();
-        let u2 = self.uniform();
-        (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
-    }
-
-    /// A random unit vector within the components selected by `mask` (zero if the mask is 0).
-    pub fn direction(&mut self, mask: &Vector6<f64>) -> Vector6<f64> {
-        let v = Vector6::from_fn(|i, _| self.normal() * mask[i]);
-        v.try_normalize(1e-300).unwrap_or_else(Vector6::zeros)
-    }
+/// A random unit vector within the components selected by `mask` (zero if the mask is 0):
+/// one normal draw per component, then normalised.
+fn random_direction(rng: &mut SplitMix64, mask: &Vector6<f64>) -> Vector6<f64> {
+    let v = Vector6::from_fn(|i, _| rng.normal() * mask[i]);
+    v.try_normalize(1e-300).unwrap_or_else(Vector6::zeros)
 }
 
 /// Parameters of the user model (units of force for the masked wrench components, and of the
@@ -70,13 +40,13 @@ pub struct UserModel {
     pub bias: f64,
     /// Tremor sinusoid amplitude [N or N·m].
     pub tremor_amplitude: f64,
-    /// Tremor frequency [Hz] (physiological tremor: 8-12 Hz).
+    /// Tremor frequency \[Hz\] (physiological tremor: 8-12 Hz).
     pub tremor_frequency: f64,
     /// Standard deviation of the low-pass force noise [N or N·m].
     pub noise: f64,
-    /// Reaction delay [s].
+    /// Reaction delay \[s\].
     pub reaction_delay: f64,
-    /// Rate at which the user sees the task state [Hz].
+    /// Rate at which the user sees the task state \[Hz\].
     pub visual_rate: f64,
     /// Which wrench components the user applies (1 = used, 0 = not).
     pub mask: Vector6<f64>,
@@ -108,11 +78,11 @@ pub struct SimulatedUser {
 }
 
 impl SimulatedUser {
-    /// A user for control period `dt` [s] (sizes the delay line), seeded.
+    /// A user for control period `dt` \[s\] (sizes the delay line), seeded.
     pub fn new(model: UserModel, dt: f64, seed: u64) -> Self {
         let mut rng = SplitMix64::new(seed);
-        let bias = rng.direction(&model.mask) * model.bias;
-        let tremor_dir = rng.direction(&model.mask);
+        let bias = random_direction(&mut rng, &model.mask) * model.bias;
+        let tremor_dir = random_direction(&mut rng, &model.mask);
         let tremor_phase = rng.uniform() * 2.0 * std::f64::consts::PI;
         let len = ((model.reaction_delay / dt).round() as usize).max(1);
         Self {

@@ -14,7 +14,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use rpq_hand::calib::{self, ErrorStats};
-use rpq_hand::data::{self, SimOptions};
+use rpq_hand::data;
+use rpq_hand::sim::{self, SimOptions};
 use rpq_hand::{CalibOptions, Finger, HandError, HandModel};
 
 #[derive(Parser)]
@@ -200,7 +201,7 @@ fn run(cli: Cli) -> Result<ExitCode, HandError> {
         } => {
             let base = HandModel::from_yaml_file(&params)?;
             let truth = if perturb > 0.0 {
-                data::perturb(&base, perturb, truth_seed)
+                sim::perturb(&base, perturb, truth_seed)
             } else {
                 base.clone()
             };
@@ -224,7 +225,7 @@ fn run(cli: Cli) -> Result<ExitCode, HandError> {
                     Design::DOptimal => Some((base, 5)),
                 },
             };
-            let samples = data::simulate(&truth, &opts);
+            let samples = sim::simulate(&truth, &opts);
             if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
                 std::fs::create_dir_all(dir).map_err(io_err(dir))?;
             }

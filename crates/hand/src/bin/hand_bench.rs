@@ -4,8 +4,8 @@
 
 use std::time::Instant;
 
-use rpq_hand::data::{perturb, simulate, SimOptions};
 use rpq_hand::mapping::{HandMapper, MappingMode};
+use rpq_hand::sim::{perturb, simulate, SimOptions};
 use rpq_hand::{calibrate, CalibOptions, Finger, HandModel};
 
 fn main() {

@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use rpq_proximity::{Model, QueryWorkspace};
 use rpq_scene::eval::{self, set_pair};
 use rpq_scene::peer::{self, ParryScene};
-use rpq_scene::{BodyId, CollisionMatrix, GeneratorSettings, QueryOptions, Scenario};
+use rpq_scene::{generate_collision_matrix, BodyId, GeneratorSettings, QueryOptions, Scenario};
 
 /// Benchmark of the RPQ engine and robot layer against parry3d-f64 (f64) on two RX60
 /// arms facing each other, over the 96 × 96 configuration grid at each base distance.
@@ -81,7 +81,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for &d in &args.distances {
         let mut s = eval::pair_scenario(&proto, d)?;
         let pb = eval::progress(args.cm_samples as u64, format!("collision matrix {d} m"));
-        let cm = CollisionMatrix::generate(
+        let cm = generate_collision_matrix(
             &s,
             &GeneratorSettings {
                 samples: args.cm_samples,

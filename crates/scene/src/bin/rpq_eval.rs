@@ -9,7 +9,8 @@ use clap::Parser;
 use rayon::prelude::*;
 use rpq_scene::eval::{self, set_pair, PAPER_TABLE1, PAPER_TABLE2};
 use rpq_scene::{
-    CollisionMatrix, GeneratorSettings, QueryOptions, QueryStats, ResolutionLevels, Scenario,
+    generate_collision_matrix, GeneratorSettings, QueryOptions, QueryStats, ResolutionLevels,
+    Robot, Scenario,
 };
 
 /// Reproduces the RPQ paper's evaluation: two RX60B arms facing each other at several base
@@ -135,21 +136,39 @@ fn run_modes(
     out
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let a = Args::parse();
-    std::fs::create_dir_all(&a.out)?;
-    let proto = eval::rx60()?;
-    let g = eval::grid(&proto);
-    let total = g.len() * g.len();
-    let idx: Vec<usize> = (0..total).step_by(a.stride.max(1)).collect();
-    let nb = proto.bodies().len();
+type Res<T> = Result<T, Box<dyn std::error::Error>>;
+
+/// Every mode's result per base distance (m), in the order of `--distances`.
+type Results = Vec<(f64, Vec<ModeResult>)>;
+
+/// A plotted series: (base distance (m), value).
+type Series = Vec<(f64, f64)>;
+
+/// Scenarios per base distance (m).
+type Scenes = Vec<(f64, Scenario)>;
+
+/// The configuration grid and the pairs of it that are swept.
+struct Sweep {
+    /// The 96 configurations of one arm (joint values, rad).
+    g: Vec<Vec<f64>>,
+    /// Indices of the swept configuration pairs (`left * g.len() + right`).
+    idx: Vec<usize>,
+    /// Number of configuration pairs in the full grid.
+    total: usize,
+    /// Links with meshes per arm.
+    nb: usize,
+}
+
+/// Prints what is evaluated and writes `grid.txt`.
+fn describe(a: &Args, sw: &Sweep) -> Res<()> {
+    let nb = sw.nb;
     println!("rpq_eval: two RX60B arms facing each other (left at the origin, right at x = d turned by 180°).");
     println!("grid: {}", eval::GRID_DESCRIPTION);
     println!(
         "{} configuration pairs per distance (stride {}); {nb} links with meshes per arm, {} link pairs; \
          collision matrix: pairs proven apart, then {} random samples and local refinement, margin {} m; single-threaded timings of the collision query only \
          (posing the arms excluded), fastest of --reps passes.",
-        idx.len(),
+        sw.idx.len(),
         a.stride,
         nb * nb,
         a.cm_samples,
@@ -160,7 +179,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         format!(
             "{}\njoint values (rad) of the 96 configurations, joints 1..6:\n{}",
             eval::GRID_DESCRIPTION,
-            g.iter()
+            sw.g.iter()
                 .map(|q| q
                     .iter()
                     .map(|x| format!("{x:.6}"))
@@ -170,18 +189,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .join("\n")
         ),
     )?;
+    Ok(())
+}
 
+/// The scenario of every base distance with its generated collision matrix (saved as
+/// `collision_matrix_<d>.yaml`), and the number of never-colliding pairs per distance.
+fn build_scenes(a: &Args, proto: &Robot) -> Res<(Scenes, Vec<(f64, usize)>)> {
     let mut all_d: Vec<f64> = a.distances.iter().chain(&a.cm_distances).copied().collect();
     all_d.sort_by(f64::total_cmp);
     all_d.dedup();
-
-    // Collision matrices.
-    let mut scenes: Vec<(f64, Scenario)> = Vec::new();
-    let mut table2: Vec<(f64, usize)> = Vec::new();
+    let mut scenes: Scenes = Vec::new();
+    let mut never_pairs: Vec<(f64, usize)> = Vec::new();
     for &d in &all_d {
-        let mut s = eval::pair_scenario(&proto, d)?;
+        let mut s = eval::pair_scenario(proto, d)?;
         let pb = eval::progress(a.cm_samples as u64, format!("collision matrix d = {d} m"));
-        let cm = CollisionMatrix::generate(
+        let cm = generate_collision_matrix(
             &s,
             &GeneratorSettings {
                 samples: a.cm_samples,
@@ -193,17 +215,27 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         )?;
         pb.finish_and_clear();
         cm.save(a.out.join(format!("collision_matrix_{d:.2}.yaml")))?;
-        table2.push((d, cm.len()));
+        never_pairs.push((d, cm.len()));
         s.set_collision_matrix(cm)?;
         scenes.push((d, s));
     }
+    Ok((scenes, never_pairs))
+}
 
-    // Sweeps.
-    let modes = modes();
+/// Times every mode at every distance of Table 1 (writes `timing.csv`) and warns about
+/// modes that answer differently from plain L3; returns the results and the number of
+/// differing answers.
+fn sweep_collisions(
+    a: &Args,
+    scenes: &[(f64, Scenario)],
+    sw: &Sweep,
+    modes: &[Mode],
+) -> Res<(Results, usize)> {
+    let idx = &sw.idx;
     let mut timing_csv = String::from(
         "distance_m,mode,mean_us_per_query,l1_solved_share,l2_tests_per_query,l3_tests_per_query,cm_skipped_per_query,pairs_considered_per_query,engine_bv_tests_per_query,engine_triangle_tests_per_query\n",
     );
-    let mut results: Vec<(f64, Vec<ModeResult>)> = Vec::new();
+    let mut results: Results = Vec::new();
     let pb = eval::progress(
         (a.distances.len() * modes.len() * idx.len() * a.reps.max(1)) as u64,
         "collision sweeps",
@@ -211,7 +243,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut mismatches = 0usize;
     for &d in &a.distances {
         let s = &scenes.iter().find(|(x, _)| *x == d).expect("built").1;
-        let rs = run_modes(s, &g, &idx, &modes, a.reps, &pb);
+        let rs = run_modes(s, &sw.g, idx, modes, a.reps, &pb);
         for (m, r) in modes.iter().zip(&rs) {
             let n = idx.len() as f64;
             writeln!(
@@ -251,23 +283,37 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     pb.finish_and_clear();
     std::fs::write(a.out.join("timing.csv"), &timing_csv)?;
+    Ok((results, mismatches))
+}
 
-    // Per-configuration answers.
+/// Writes `answers.csv`: the plain-L3 answer of every swept configuration pair.
+fn write_answers(a: &Args, results: &[(f64, Vec<ModeResult>)], sw: &Sweep) -> Res<()> {
     let mut answers = String::from("distance_m,index,left_config,right_config,colliding\n");
-    for (d, rs) in &results {
-        for (n, &k) in idx.iter().enumerate() {
+    for (d, rs) in results {
+        for (n, &k) in sw.idx.iter().enumerate() {
             writeln!(
                 answers,
                 "{d},{k},{},{},{}",
-                k / g.len(),
-                k % g.len(),
+                k / sw.g.len(),
+                k % sw.g.len(),
                 u8::from(rs[0].colliding[n])
             )?;
         }
     }
     std::fs::write(a.out.join("answers.csv"), answers)?;
+    Ok(())
+}
 
-    // Table 1.
+/// Table 1 (colliding pairs per distance, ours and the paper's): printed and written as
+/// `table1.csv`; returns the colliding shares (%) of ours and of the paper for the plot.
+fn table1(
+    a: &Args,
+    results: &[(f64, Vec<ModeResult>)],
+    sw: &Sweep,
+    mismatches: usize,
+    modes: usize,
+) -> Res<(Series, Series)> {
+    let idx = &sw.idx;
     println!("\nTable 1: colliding configuration pairs per base distance (ours vs paper)");
     println!("  dist (m) | checked | ours colliding | ours free | paper colliding | paper free");
     let mut t1 = String::from(
@@ -275,7 +321,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     let mut t1_ours = Vec::new();
     let mut t1_paper = Vec::new();
-    for (d, rs) in &results {
+    for (d, rs) in results {
         let c = rs[0].colliding.iter().filter(|&&x| x).count();
         let p = PAPER_TABLE1.iter().find(|(x, _, _)| (x - d).abs() < 1e-9);
         let (pc, pf) = p.map_or((String::from("-"), String::from("-")), |(_, c, f)| {
@@ -296,10 +342,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "  all optimization settings gave identical colliding answers: {} ({mismatches} mismatches over {} modes)",
         if mismatches == 0 { "yes" } else { "NO" },
-        modes.len()
+        modes
     );
+    Ok((t1_ours, t1_paper))
+}
 
-    // Table 2.
+/// Table 2 (link pairs the collision matrix solves, ours and the paper's): printed and
+/// written as `table2.csv`; returns our shares (%) for the plot.
+fn table2(
+    a: &Args,
+    never_pairs: &[(f64, usize)],
+    results: &[(f64, Vec<ModeResult>)],
+    nb: usize,
+) -> Res<Series> {
     println!(
         "\nTable 2: link pairs solved by the collision matrix (ours: {} pairs, paper: 81)",
         nb * nb
@@ -309,7 +364,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "distance_m,never_pairs,share_of_pairs_pct,share_of_pair_queries_pct,paper_pct\n",
     );
     let mut t2_ours = Vec::new();
-    for &(d, never) in &table2 {
+    for &(d, never) in never_pairs {
         if !a.cm_distances.iter().any(|x| (x - d).abs() < 1e-9) && !a.distances.contains(&d) {
             continue;
         }
@@ -336,15 +391,26 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         t2_ours.push((d, share));
     }
     std::fs::write(a.out.join("table2.csv"), t2)?;
+    Ok(t2_ours)
+}
 
-    // Figs. 3 and 4.
+/// Prints the timings of Figs. 3-4 and saves the four plots; returns their (PNG, SVG)
+/// paths.
+fn figures(
+    a: &Args,
+    modes: &[Mode],
+    results: &[(f64, Vec<ModeResult>)],
+    t1: &(Series, Series),
+    t2_ours: &[(f64, f64)],
+) -> Res<Vec<(PathBuf, PathBuf)>> {
+    let (t1_ours, t1_paper) = t1;
     println!("\nFig. 3 / Fig. 4: mean time per collision query (µs), single-threaded");
     print!("  dist (m)");
-    for m in &modes {
+    for m in modes {
         print!(" | {:>20}", m.label);
     }
     println!();
-    for (d, rs) in &results {
+    for (d, rs) in results {
         print!("  {d:8.2}");
         for r in rs {
             print!(" | {:20.2}", r.mean_us);
@@ -383,8 +449,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "distance between robot bases (m)",
             "colliding (%)",
         )
-        .line("ours", &t1_ours)
-        .line("paper", &t1_paper)
+        .line("ours", t1_ours)
+        .line("paper", t1_paper)
         .save(a.out.join("table1_colliding"))?,
     );
     plots.push(
@@ -393,12 +459,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "distance between robot bases (m)",
             "pairs never colliding (%)",
         )
-        .line("ours", &t2_ours)
+        .line("ours", t2_ours)
         .line("paper", PAPER_TABLE2.as_ref())
         .save(a.out.join("table2_collision_matrix"))?,
     );
+    Ok(plots)
+}
 
-    // Minimum distance.
+/// Times the robot–robot minimum distance with and without box-bound pruning (writes
+/// `distance.csv`) and prints the summary per distance.
+fn distance_sweep(a: &Args, scenes: &mut [(f64, Scenario)], sw: &Sweep) -> Res<()> {
+    let (g, total, nb) = (&sw.g, sw.total, sw.nb);
     println!("\nrobot–robot minimum distance (closest link pair, witness points), {} configuration pairs per distance:", a.distance_samples);
     let pick: Vec<usize> = (0..a.distance_samples.clamp(1, total))
         .map(|i| i * total / a.distance_samples.clamp(1, total))
@@ -415,7 +486,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let mut differ = 0usize;
         let mut exact = 0u64;
         for &k in &pick {
-            set_pair(s, &g, k)?;
+            set_pair(s, g, k)?;
             let t0 = Instant::now();
             let on = s.min_distance(&QueryOptions::ALL_ON).expect("two robots");
             t_on += t0.elapsed();
@@ -453,8 +524,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             nb * nb
         );
     }
+    Ok(())
+}
 
-    // Parallel sweep.
+/// Collision queries over the whole grid at every distance on two rayon threads (posing
+/// included); prints the throughput.
+fn parallel_sweep(a: &Args, scenes: &[(f64, Scenario)], sw: &Sweep) -> Res<()> {
+    let (g, total) = (&sw.g, sw.total);
     let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build()?;
     let t0 = Instant::now();
     let chunk = 512;
@@ -471,7 +547,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 let mut sc = s.clone();
                 let mut h = 0usize;
                 for k in c * chunk..((c + 1) * chunk).min(total) {
-                    set_pair(&mut sc, &g, k).expect("grid");
+                    set_pair(&mut sc, g, k).expect("grid");
                     h += usize::from(sc.collide(&QueryOptions::ALL_ON).colliding);
                 }
                 h
@@ -484,57 +560,72 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "\nparallel sweep (rayon, 2 threads, all optimizations, posing included): {n} configuration pairs in {el:.3} s = {:.0} pairs/s ({hits} colliding)",
         n as f64 / el
     );
+    Ok(())
+}
 
-    // Cross-check with parry.
-    #[cfg(feature = "peer")]
-    if a.cross_check_parry {
-        use rpq_scene::peer::ParryScene;
-        let parry = ParryScene::new(&scenes[0].1)?;
-        let pb = eval::progress(
-            (a.distances.len() * (total + a.parry_distance_samples)) as u64,
-            "parry cross-check",
-        );
-        println!(
-            "\ncross-check with parry3d-f64 (all 49 link pairs, intersection_test / distance):"
-        );
-        for (d, rs) in &results {
-            let s = &mut scenes.iter_mut().find(|(x, _)| x == d).expect("built").1;
-            let (mut ours_c, mut parry_c, mut diff) = (0usize, 0usize, 0usize);
-            let mut ours_full = vec![None; total];
-            for (n, &k) in idx.iter().enumerate() {
-                ours_full[k] = Some(rs[0].colliding[n]);
-            }
-            #[allow(clippy::needless_range_loop)]
-            for k in 0..total {
-                set_pair(s, &g, k)?;
-                let p = parry.collide(s).is_some();
-                let o = ours_full[k].unwrap_or_else(|| s.collide(&QueryOptions::ALL_OFF).colliding);
-                ours_c += usize::from(o);
-                parry_c += usize::from(p);
-                diff += usize::from(o != p);
-                pb.inc(1);
-            }
-            let mut worst: f64 = 0.0;
-            for i in 0..a.parry_distance_samples {
-                let k = (i * 7919 + 13) % total;
-                set_pair(s, &g, k)?;
-                let (pd, _, _) = parry.min_distance(s).expect("two robots");
-                let od = s
-                    .min_distance(&QueryOptions::ALL_ON)
-                    .expect("two robots")
-                    .distance;
-                worst = worst.max((pd - od).abs());
-                pb.inc(1);
-            }
-            println!(
-                "  d = {d:.2} m: colliding ours {ours_c}, parry {parry_c}, differing configurations {diff}; max |Δ distance| over {} pairs {worst:.2e} m",
-                a.parry_distance_samples
-                );
+/// Checks every colliding answer over the whole grid and a few distances against
+/// parry3d-f64 (`--cross-check-parry`).
+#[cfg(feature = "peer")]
+fn cross_check_parry(
+    a: &Args,
+    scenes: &mut [(f64, Scenario)],
+    results: &[(f64, Vec<ModeResult>)],
+    sw: &Sweep,
+) -> Res<()> {
+    use rpq_scene::peer::ParryScene;
+    let (g, idx, total) = (&sw.g, &sw.idx, sw.total);
+    let parry = ParryScene::new(&scenes[0].1)?;
+    let pb = eval::progress(
+        (a.distances.len() * (total + a.parry_distance_samples)) as u64,
+        "parry cross-check",
+    );
+    println!("\ncross-check with parry3d-f64 (all 49 link pairs, intersection_test / distance):");
+    for (d, rs) in results {
+        let s = &mut scenes.iter_mut().find(|(x, _)| x == d).expect("built").1;
+        let (mut ours_c, mut parry_c, mut diff) = (0usize, 0usize, 0usize);
+        let mut ours_full = vec![None; total];
+        for (n, &k) in idx.iter().enumerate() {
+            ours_full[k] = Some(rs[0].colliding[n]);
         }
-        pb.finish_and_clear();
+        #[allow(clippy::needless_range_loop)]
+        for k in 0..total {
+            set_pair(s, g, k)?;
+            let p = parry.collide(s).is_some();
+            let o = ours_full[k].unwrap_or_else(|| s.collide(&QueryOptions::ALL_OFF).colliding);
+            ours_c += usize::from(o);
+            parry_c += usize::from(p);
+            diff += usize::from(o != p);
+            pb.inc(1);
+        }
+        let mut worst: f64 = 0.0;
+        for i in 0..a.parry_distance_samples {
+            let k = (i * 7919 + 13) % total;
+            set_pair(s, g, k)?;
+            let (pd, _, _) = parry.min_distance(s).expect("two robots");
+            let od = s
+                .min_distance(&QueryOptions::ALL_ON)
+                .expect("two robots")
+                .distance;
+            worst = worst.max((pd - od).abs());
+            pb.inc(1);
+        }
+        println!(
+            "  d = {d:.2} m: colliding ours {ours_c}, parry {parry_c}, differing configurations {diff}; max |Δ distance| over {} pairs {worst:.2e} m",
+            a.parry_distance_samples
+            );
     }
+    pb.finish_and_clear();
+    Ok(())
+}
 
-    // Trends.
+/// Prints how our results compare with the paper's trends.
+fn print_trends(
+    modes: &[Mode],
+    results: &[(f64, Vec<ModeResult>)],
+    never_pairs: &[(f64, usize)],
+    sw: &Sweep,
+) {
+    let (idx, nb) = (&sw.idx, sw.nb);
     let first = &results.first().expect("distances").1;
     let last = &results.last().expect("distances").1;
     println!("\nTrends (our meshes and grid are not Staubli's, so counts differ; compare shapes):");
@@ -595,13 +686,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         cm_faster.len(),
         results.len(),
         cm_faster.join(", "),
-        table2
+        never_pairs
             .iter()
             .map(|(d, never)| format!("{d} m: {:.1}%", 100.0 * *never as f64 / (nb * nb) as f64))
             .collect::<Vec<_>>()
             .join(", "),
-        table2.last().map_or(0.0, |t| t.0),
-        table2.last().map_or(0, |t| nb * nb - t.1),
+        never_pairs.last().map_or(0.0, |t| t.0),
+        never_pairs.last().map_or(0, |t| nb * nb - t.1),
     );
     {
         let (d0, rs) = results.first().expect("distances");
@@ -638,6 +729,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             slower.join(", ")
         );
     }
+}
+
+/// Lists the files written.
+fn list_outputs(a: &Args, plots: &[(PathBuf, PathBuf)]) {
     println!("\nwrote {}:", a.out.display());
     for f in [
         "grid.txt",
@@ -652,5 +747,35 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for (png, svg) in plots {
         println!("  {} {}", png.display(), svg.display());
     }
+}
+
+fn main() -> Res<()> {
+    let a = Args::parse();
+    std::fs::create_dir_all(&a.out)?;
+    let proto = eval::rx60()?;
+    let g = eval::grid(&proto);
+    let total = g.len() * g.len();
+    let sw = Sweep {
+        idx: (0..total).step_by(a.stride.max(1)).collect(),
+        nb: proto.bodies().len(),
+        g,
+        total,
+    };
+    describe(&a, &sw)?;
+    let (mut scenes, never_pairs) = build_scenes(&a, &proto)?;
+    let modes = modes();
+    let (results, mismatches) = sweep_collisions(&a, &scenes, &sw, &modes)?;
+    write_answers(&a, &results, &sw)?;
+    let t1 = table1(&a, &results, &sw, mismatches, modes.len())?;
+    let t2_ours = table2(&a, &never_pairs, &results, sw.nb)?;
+    let plots = figures(&a, &modes, &results, &t1, &t2_ours)?;
+    distance_sweep(&a, &mut scenes, &sw)?;
+    parallel_sweep(&a, &scenes, &sw)?;
+    #[cfg(feature = "peer")]
+    if a.cross_check_parry {
+        cross_check_parry(&a, &mut scenes, &results, &sw)?;
+    }
+    print_trends(&modes, &results, &never_pairs, &sw);
+    list_outputs(&a, &plots);
     Ok(())
 }

@@ -8,7 +8,8 @@ use std::process::ExitCode;
 use clap::Parser;
 use rpq_scene::spec::{run_table, write_results};
 use rpq_scene::{
-    CollisionMatrix, ConfigTable, GeneratorSettings, ResolutionLevels, SceneError, SceneSpec,
+    generate_collision_matrix, CollisionMatrix, ConfigTable, GeneratorSettings, ResolutionLevels,
+    SceneError, SceneSpec,
 };
 
 /// Reads a scene (YAML: robots from URDF with base poses, objects from STL) and a CSV of
@@ -81,7 +82,7 @@ fn run(a: Args) -> Result<(), SceneError> {
     }
     if let Some(out) = &a.generate_collision_matrix {
         let pb = rpq_scene::eval::progress(a.samples as u64, "collision matrix");
-        let cm = CollisionMatrix::generate(
+        let cm = generate_collision_matrix(
             &scene.scenario,
             &GeneratorSettings {
                 samples: a.samples,

@@ -26,7 +26,7 @@ struct Args {
     /// First user seed.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Simulated duration of each cone run [s].
+    /// Simulated duration of each cone run \[s\].
     #[arg(long, default_value_t = 60.0)]
     cone_duration: f64,
 }

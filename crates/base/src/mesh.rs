@@ -1,0 +1,248 @@
+//! Triangle meshes as the suite reads them: STL parsing (binary and ASCII) into `f64` vertices
+//! and indexed triangles, and the one validation rule every crate applies to a mesh.
+//!
+//! # The degenerate-triangle rule
+//!
+//! A triangle is degenerate when two of its indices are equal, or when twice its area is at
+//! most [`DEGENERATE_RATIO`] times its longest edge squared (its height over the longest edge
+//! is at most `DEGENERATE_RATIO`), or when that test is NaN. The rule depends on the shape
+//! only, not on the unit: a mesh scaled by any factor (a millimetre mesh with a URDF scale of
+//! 0.001, say) is accepted or refused exactly as the unscaled one, up to rounding.
+//!
+//! ```
+//! use rpq_base::mesh::{validate, MeshError};
+//! let v = [[0.0, 0.0, 0.0], [1e-6, 0.0, 0.0], [0.0, 1e-6, 0.0], [2e-6, 0.0, 0.0]];
+//! assert!(validate(&v, &[[0, 1, 2]]).is_ok()); // small, but well shaped
+//! assert!(matches!(
+//!     validate(&v, &[[0, 1, 3]]), // collinear
+//!     Err(MeshError::DegenerateTriangle { triangle: 0, .. })
+//! ));
+//! ```
+
+/// Largest ratio `2 · area / longest edge²` (dimensionless) of a triangle counted as
+/// degenerate: see the module docs.
+pub const DEGENERATE_RATIO: f64 = 1e-12;
+
+/// What is wrong with a mesh or its STL data.
+#[derive(Debug, thiserror::Error)]
+pub enum MeshError {
+    /// The mesh has no triangles or no vertices.
+    #[error("empty mesh: no triangles or no vertices")]
+    Empty,
+    /// A vertex coordinate is NaN or infinite.
+    #[error("vertex {index} is not finite: {value:?}")]
+    NonFiniteVertex {
+        /// Index of the vertex.
+        index: usize,
+        /// Its coordinates.
+        value: [f64; 3],
+    },
+    /// A triangle refers to a vertex that does not exist.
+    #[error("triangle {triangle} refers to vertex {index}, but the mesh has {count} vertices")]
+    IndexOutOfRange {
+        /// Index of the triangle.
+        triangle: usize,
+        /// The vertex index out of range.
+        index: u32,
+        /// Number of vertices of the mesh.
+        count: usize,
+    },
+    /// A triangle with a repeated vertex or (relative to its size) no area: see the module
+    /// docs.
+    #[error("triangle {triangle} is degenerate (vertices {indices:?}, area {area:e})")]
+    DegenerateTriangle {
+        /// Index of the triangle.
+        triangle: usize,
+        /// Its vertex indices.
+        indices: [u32; 3],
+        /// Its area, in the square of the mesh's length unit.
+        area: f64,
+    },
+    /// The bytes are not readable STL data.
+    #[error("malformed STL data: {0}")]
+    Stl(#[source] std::io::Error),
+}
+
+/// An indexed triangle mesh as read from STL, not yet validated.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StlMesh {
+    /// Vertex positions, in the file's length unit; identical vertices are merged.
+    pub vertices: Vec<[f64; 3]>,
+    /// Triangles as indices into `vertices`, in the file's order and winding.
+    pub triangles: Vec<[u32; 3]>,
+}
+
+/// Parses STL data, binary or ASCII (recognised by content). The mesh is not validated: pass
+/// it to [`validate`] (the crates' mesh constructors do).
+pub fn parse_stl(bytes: &[u8]) -> Result<StlMesh, MeshError> {
+    let stl = stl_io::read_stl(&mut std::io::Cursor::new(bytes)).map_err(MeshError::Stl)?;
+    Ok(StlMesh {
+        vertices: stl
+            .vertices
+            .iter()
+            .map(|v| [v[0], v[1], v[2]].map(f64::from))
+            .collect(),
+        triangles: stl
+            .faces
+            .iter()
+            .map(|f| f.vertices.map(|i| i as u32))
+            .collect(),
+    })
+}
+
+/// Checks a mesh: at least one triangle and one vertex, finite vertices, indices in range and
+/// no degenerate triangle (see the module docs). Errors name the first offence, checked in
+/// that order.
+pub fn validate<P>(vertices: &[P], triangles: &[[u32; 3]]) -> Result<(), MeshError>
+where
+    P: Copy + Into<[f64; 3]>,
+{
+    if triangles.is_empty() || vertices.is_empty() {
+        return Err(MeshError::Empty);
+    }
+    if let Some(index) = vertices
+        .iter()
+        .position(|&v| !v.into().iter().all(|x| x.is_finite()))
+    {
+        return Err(MeshError::NonFiniteVertex {
+            index,
+            value: vertices[index].into(),
+        });
+    }
+    for (triangle, &indices) in triangles.iter().enumerate() {
+        if let Some(&index) = indices.iter().find(|&&k| k as usize >= vertices.len()) {
+            return Err(MeshError::IndexOutOfRange {
+                triangle,
+                index,
+                count: vertices.len(),
+            });
+        }
+        let corners = indices.map(|k| vertices[k as usize].into());
+        if let Some(area) = degenerate(indices, corners) {
+            return Err(MeshError::DegenerateTriangle {
+                triangle,
+                indices,
+                area,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// `Some(area)` if the triangle with these indices and corners is degenerate (see the module
+/// docs), `None` if it is valid.
+pub fn degenerate(indices: [u32; 3], corners: [[f64; 3]; 3]) -> Option<f64> {
+    let sub = |p: [f64; 3], q: [f64; 3]| [p[0] - q[0], p[1] - q[1], p[2] - q[2]];
+    let dot = |u: [f64; 3], v: [f64; 3]| u[0] * v[0] + u[1] * v[1] + u[2] * v[2];
+    let [p0, p1, p2] = corners;
+    let (e0, e1, e2) = (sub(p1, p0), sub(p2, p0), sub(p2, p1));
+    let cross = [
+        e0[1] * e1[2] - e0[2] * e1[1],
+        e0[2] * e1[0] - e0[0] * e1[2],
+        e0[0] * e1[1] - e0[1] * e1[0],
+    ];
+    let twice_area = dot(cross, cross).sqrt();
+    let longest = dot(e0, e0).max(dot(e1, e1)).max(dot(e2, e2));
+    let repeated = indices[0] == indices[1] || indices[1] == indices[2] || indices[0] == indices[2];
+    (repeated || twice_area.is_nan() || twice_area <= DEGENERATE_RATIO * longest)
+        .then_some(0.5 * twice_area)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tetrahedron(scale: f64) -> (Vec<[f64; 3]>, Vec<[u32; 3]>) {
+        let v = [
+            [0.0, 0.0, 0.0],
+            [1.0, 0.0, 0.0],
+            [0.0, 1.0, 0.0],
+            [0.0, 0.0, 1.0],
+        ]
+        .map(|p| p.map(|x| x * scale));
+        (v.to_vec(), vec![[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]])
+    }
+
+    #[test]
+    fn the_rule_does_not_depend_on_the_unit() {
+        for scale in [1e-9, 1e-6, 1e-3, 1.0, 1e3, 1e6] {
+            let (v, t) = tetrahedron(scale);
+            assert!(validate(&v, &t).is_ok(), "scale {scale}");
+            // a sliver: height 1e-13 of the longest edge
+            let mut s = v.clone();
+            s[3] = [0.5 * scale, 1e-13 * scale, 0.0];
+            let e = validate(&s, &[[0, 1, 3]]).unwrap_err();
+            assert!(
+                matches!(e, MeshError::DegenerateTriangle { triangle: 0, .. }),
+                "scale {scale}: {e}"
+            );
+            // height 1e-9 of the longest edge: thin but valid
+            s[3] = [0.5 * scale, 1e-9 * scale, 0.0];
+            assert!(validate(&s, &[[0, 1, 3]]).is_ok(), "scale {scale}");
+        }
+    }
+
+    #[test]
+    fn each_offence_has_its_error() {
+        let (v, t) = tetrahedron(1.0);
+        assert!(matches!(validate(&v, &[]), Err(MeshError::Empty)));
+        assert!(matches!(
+            validate::<[f64; 3]>(&[], &t),
+            Err(MeshError::Empty)
+        ));
+        let mut nan = v.clone();
+        nan[2][1] = f64::NAN;
+        assert!(matches!(
+            validate(&nan, &t),
+            Err(MeshError::NonFiniteVertex { index: 2, .. })
+        ));
+        assert!(matches!(
+            validate(&v, &[[0, 1, 2], [0, 1, 7]]),
+            Err(MeshError::IndexOutOfRange {
+                triangle: 1,
+                index: 7,
+                count: 4
+            })
+        ));
+        let e = validate(&v, &[[0, 1, 2], [3, 1, 3]]).unwrap_err();
+        assert!(matches!(
+            e,
+            MeshError::DegenerateTriangle {
+                triangle: 1,
+                indices: [3, 1, 3],
+                ..
+            }
+        ));
+        assert!(e.to_string().contains("triangle 1"), "{e}");
+    }
+
+    #[test]
+    fn binary_and_ascii_stl_parse_to_the_same_mesh() {
+        let ascii = "solid t\n\
+            facet normal 0 0 1\n outer loop\n vertex 0 0 0\n vertex 1 0 0\n vertex 0 1 0\n endloop\n endfacet\n\
+            facet normal 0 0 1\n outer loop\n vertex 1 0 0\n vertex 1 1 0\n vertex 0 1 0\n endloop\n endfacet\n\
+            endsolid t\n";
+        let a = parse_stl(ascii.as_bytes()).unwrap();
+        assert_eq!(a.triangles.len(), 2);
+        assert_eq!(a.vertices.len(), 4); // shared vertices merged
+        let mut bin = vec![0u8; 80];
+        bin.extend_from_slice(&2u32.to_le_bytes());
+        for t in &a.triangles {
+            bin.extend_from_slice(&[0u8; 12]);
+            for &k in t {
+                for c in a.vertices[k as usize] {
+                    bin.extend_from_slice(&(c as f32).to_le_bytes());
+                }
+            }
+            bin.extend_from_slice(&[0, 0]);
+        }
+        let b = parse_stl(&bin).unwrap();
+        assert_eq!(a, b);
+        assert!(validate(&b.vertices, &b.triangles).is_ok());
+        assert!(matches!(
+            parse_stl(b"solid x\n facet normal 0 0 oops\n"),
+            Err(MeshError::Stl(_))
+        ));
+        assert!(parse_stl(&bin[..bin.len() - 10]).is_err());
+    }
+}

@@ -1,0 +1,303 @@
+//! Minimum distance between two models, with witness points and triangles, exact or within
+//! error allowances, pruned by an upper bound; and the O(1) root-box lower bound.
+
+use nalgebra::{Isometry3, Matrix3, Point3, Vector3};
+
+use super::pose::{finite_split, guard, xf};
+use super::traverse::{descend_a, relative};
+use super::QueryWorkspace;
+use crate::model::Model;
+use crate::{obb, triangle};
+
+type V = Vector3<f64>;
+
+/// Options of a distance query.
+///
+/// The result `d` satisfies `d_true <= d` and `d - d_true <= max(rel_err * d_true, abs_err)`
+/// (a subtree is skipped when its lower bound `lb` satisfies `lb * (1 + rel_err) >= best` or
+/// `lb + abs_err >= best`). `upper_bound` prunes exactly: the query returns `None` if and
+/// only if the true distance is `>= upper_bound` (errors are applied only below a distance
+/// actually found).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DistanceRequest {
+    /// Allowed relative error (>= 0; NaN or negative counts as 0).
+    pub rel_err: f64,
+    /// Allowed absolute error (>= 0, metres; NaN or negative counts as 0).
+    pub abs_err: f64,
+    /// Distances at or above this are not wanted (`+inf`: no bound; NaN also counts as no
+    /// bound, fail-safe).
+    pub upper_bound: f64,
+}
+
+impl Default for DistanceRequest {
+    fn default() -> Self {
+        DistanceRequest {
+            rel_err: 0.0,
+            abs_err: 0.0,
+            upper_bound: f64::INFINITY,
+        }
+    }
+}
+
+impl DistanceRequest {
+    /// Exact distance, no bound.
+    pub fn exact() -> Self {
+        Self::default()
+    }
+
+    /// Exact distance, `None` at or above `upper_bound`.
+    pub fn with_upper_bound(upper_bound: f64) -> Self {
+        DistanceRequest {
+            upper_bound,
+            ..Self::default()
+        }
+    }
+}
+
+/// Result of a distance query.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DistanceResult {
+    /// Distance between the surfaces (0 when they intersect).
+    pub distance: f64,
+    /// Closest point on a (world frame for the posed form, a's frame for the local form).
+    pub point_a: Point3<f64>,
+    /// Closest point on b (same frame as `point_a`).
+    pub point_b: Point3<f64>,
+    /// Triangle of a holding `point_a`.
+    pub triangle_a: u32,
+    /// Triangle of b holding `point_b`.
+    pub triangle_b: u32,
+}
+
+impl DistanceResult {
+    pub(super) fn transformed(mut self, pose: &Isometry3<f64>) -> Self {
+        self.point_a = pose * self.point_a;
+        self.point_b = pose * self.point_b;
+        self
+    }
+}
+
+/// The fail-safe distance answer for a non-finite relative pose: distance 0, NaN points.
+fn invalid_distance() -> DistanceResult {
+    let nan = Point3::new(f64::NAN, f64::NAN, f64::NAN);
+    DistanceResult {
+        distance: 0.0,
+        point_a: nan,
+        point_b: nan,
+        triangle_a: 0,
+        triangle_b: 0,
+    }
+}
+
+/// Lower bound of the distance between nodes `ia` of `a` and `ib` of `b` (`b` placed in a's
+/// frame by `r`, `t`): the boxes' projection gap, possibly stopped early at any value `>= prune`.
+#[inline(always)]
+fn node_lb(a: &Model, ia: u32, b: &Model, ib: u32, r: &Matrix3<f64>, t: &V, prune: f64) -> f64 {
+    let na = &a.nodes[ia as usize];
+    let nb = &b.nodes[ib as usize];
+    let (rr, tt) = relative(na, nb, r, t);
+    obb::gap_pruned(&rr, &tt, &na.half, &nb.half, prune)
+}
+
+struct Best {
+    d: f64,
+    have: bool,
+    pa: Point3<f64>,
+    pb: Point3<f64>,
+    la: u32,
+    lb: u32,
+}
+
+#[inline(always)]
+fn leaf_pair(a: &Model, b: &Model, la: u32, lb: u32, r: &Matrix3<f64>, t: &V, best: &mut Best) {
+    let ta = &a.leaf_tris[la as usize];
+    let tb = b.leaf_tris[lb as usize].map(|p| xf(r, t, &p));
+    let (d, p, q) = triangle::distance(ta, &tb);
+    if d < best.d {
+        *best = Best {
+            d,
+            have: true,
+            pa: p,
+            pb: q,
+            la,
+            lb,
+        };
+    }
+}
+
+/// Shared distance traversal. `stop_on_first`: tolerance mode (return as soon as some pair is
+/// below `req.upper_bound`).
+pub(super) fn distance_impl(
+    r: &Matrix3<f64>,
+    t: &V,
+    a: &Model,
+    b: &Model,
+    req: &DistanceRequest,
+    stop_on_first: bool,
+    ws: &mut QueryWorkspace,
+) -> Option<DistanceResult> {
+    let rel = req.rel_err.max(0.0);
+    let abs = req.abs_err.max(0.0);
+    let mut best = Best {
+        d: if req.upper_bound.is_nan() {
+            f64::INFINITY
+        } else {
+            req.upper_bound
+        },
+        have: false,
+        pa: Point3::origin(),
+        pb: Point3::origin(),
+        la: 0,
+        lb: 0,
+    };
+    let threshold = |best: &Best| {
+        if best.have {
+            (best.d / (1.0 + rel)).min(best.d - abs)
+        } else {
+            best.d
+        }
+    };
+    let mut bv_tests = 0;
+    let mut tri_tests = 0;
+    let key = (a.id, b.id);
+    if let Some((la, lb)) = ws.cached(key) {
+        tri_tests += 1;
+        leaf_pair(a, b, la, lb, r, t, &mut best);
+    }
+    if !(stop_on_first && best.have) {
+        let stack = &mut ws.dist_stack;
+        stack.clear();
+        bv_tests += 1;
+        // The pruning threshold, refreshed whenever `best` improves.
+        let mut thr = threshold(&best);
+        let d0 = node_lb(a, 0, b, 0, r, t, thr);
+        if d0 < thr {
+            stack.push((0, 0, d0));
+        }
+        while let Some((ia, ib, lbound)) = stack.pop() {
+            if lbound >= thr {
+                continue;
+            }
+            let na = &a.nodes[ia as usize];
+            let nb = &b.nodes[ib as usize];
+            if na.is_leaf() && nb.is_leaf() {
+                for ka in na.tri..na.tri + na.count {
+                    for kb in nb.tri..nb.tri + nb.count {
+                        tri_tests += 1;
+                        leaf_pair(a, b, ka, kb, r, t, &mut best);
+                    }
+                }
+                if stop_on_first && best.have {
+                    break;
+                }
+                thr = threshold(&best);
+                continue;
+            }
+            let (c1, c2) = if descend_a(na, nb) {
+                ((ia + 1, ib), (na.right, ib))
+            } else {
+                ((ia, ib + 1), (ia, nb.right))
+            };
+            // Bounds of both children, sharing the half of the relative transform they have
+            // in common.
+            let (d1, d2) = if c1.1 == ib {
+                let mb = r * nb.rot;
+                let cb = r * nb.center + t;
+                let lb = |k: u32| {
+                    let nk = &a.nodes[k as usize];
+                    let rkt = nk.rot.transpose();
+                    obb::gap_pruned(
+                        &(rkt * mb),
+                        &(rkt * (cb - nk.center)),
+                        &nk.half,
+                        &nb.half,
+                        thr,
+                    )
+                };
+                (lb(c1.0), lb(c2.0))
+            } else {
+                let rat = na.rot.transpose();
+                let p = rat * r;
+                let q = rat * (t - na.center);
+                let lb = |k: u32| {
+                    let nk = &b.nodes[k as usize];
+                    obb::gap_pruned(&(p * nk.rot), &(p * nk.center + q), &na.half, &nk.half, thr)
+                };
+                (lb(c1.1), lb(c2.1))
+            };
+            bv_tests += 2;
+            // push the farther first so the nearer is visited first
+            let (near, dn, far, df) = if d1 <= d2 {
+                (c1, d1, c2, d2)
+            } else {
+                (c2, d2, c1, d1)
+            };
+            if df < thr {
+                stack.push((far.0, far.1, df));
+            }
+            if dn < thr {
+                stack.push((near.0, near.1, dn));
+            }
+        }
+    }
+    ws.set_counts(bv_tests, tri_tests);
+    if !best.have {
+        return None;
+    }
+    ws.remember(key, (best.la, best.lb));
+    Some(DistanceResult {
+        distance: best.d,
+        point_a: best.pa,
+        point_b: best.pb,
+        triangle_a: a.leaf_ids[best.la as usize],
+        triangle_b: b.leaf_ids[best.lb as usize],
+    })
+}
+
+/// Minimum distance with `b`'s pose given in `a`'s frame; points in `a`'s frame.
+///
+/// `None` if and only if the distance is `>= req.upper_bound`.
+pub fn distance_local(
+    b_in_a: &Isometry3<f64>,
+    a: &Model,
+    b: &Model,
+    req: &DistanceRequest,
+    ws: &mut QueryWorkspace,
+) -> Option<DistanceResult> {
+    let Some((r, t)) = guard(b_in_a, ws) else {
+        return Some(invalid_distance());
+    };
+    distance_impl(&r, &t, a, b, req, false, ws)
+}
+
+/// Minimum distance between posed models, with witness points in the world frame.
+///
+/// `None` if and only if the distance is `>= req.upper_bound`; 0 when the surfaces intersect.
+pub fn distance(
+    pose_a: &Isometry3<f64>,
+    a: &Model,
+    pose_b: &Isometry3<f64>,
+    b: &Model,
+    req: &DistanceRequest,
+    ws: &mut QueryWorkspace,
+) -> Option<DistanceResult> {
+    distance_local(&pose_a.inv_mul(pose_b), a, b, req, ws).map(|d| d.transformed(pose_a))
+}
+
+/// A valid lower bound of the distance between two posed models from their root bounding
+/// volumes (O(1)); 0 when the roots overlap.
+pub fn distance_lower_bound(
+    pose_a: &Isometry3<f64>,
+    a: &Model,
+    pose_b: &Isometry3<f64>,
+    b: &Model,
+) -> f64 {
+    let Some((r, t)) = finite_split(&pose_a.inv_mul(pose_b)) else {
+        return 0.0;
+    };
+    let na = &a.nodes[0];
+    let nb = &b.nodes[0];
+    let (rr, tt) = relative(na, nb, &r, &t);
+    // 15 separating axes + the centre direction on the root boxes
+    obb::gap(&rr, &tt, &na.half, &nb.half)
+}
