@@ -127,7 +127,7 @@ say "checking that rclpy imports the suite's interfaces"
 "$py" -c 'from rpq_interfaces.msg import DriverStatus
 from rpq_interfaces.srv import ComputeForwardKinematics
 import rclpy, std_msgs.msg, sensor_msgs.msg, std_srvs.srv, cyclonedds, rosbags, mcap_ros2
-assert DriverStatus.MODE_POSITION == "position", DriverStatus.MODE_POSITION' ||
+assert DriverStatus.MODE_POSITION == 1, DriverStatus.MODE_POSITION' ||
   die "the venv's python cannot import rpq_interfaces / rclpy (see the traceback above)"
 
 printf '%s\n%s\n' "$env_hash" "$msg_hash" >"$stamp"

@@ -64,9 +64,10 @@ def demo_messages() -> list[dict[str, Any]]:
                           "rotation": {"x": 0.0, "y": 0.0, "z": 0.0, "w": 1.0}},
         }]},
     })
+    # DriverStatus.mode is a uint8 constant: 1 = MODE_POSITION.
     msgs.append({
         "topic": "/driver_status", "type": "rpq_interfaces/msg/DriverStatus", "t": 0.3,
-        "data": {"header": {"frame_id": "base_link"}, "mode": "position", "holding": False,
+        "data": {"header": {"frame_id": "base_link"}, "mode": 1, "holding": False,
                  "rejected_commands": 1, "last_error": "command has 5 values, expected 6"},
     })
     return msgs

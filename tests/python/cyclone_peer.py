@@ -236,7 +236,7 @@ class Path(IdlStruct, typename="nav_msgs::msg::dds_::Path_"):
 @dataclass
 class DriverStatus(IdlStruct, typename="rpq_interfaces::msg::dds_::DriverStatus_"):
     header: Header = field(default_factory=Header)
-    mode: str = ""
+    mode: uint8 = 0  # MODE_IDLE=0, MODE_POSITION=1, MODE_VELOCITY=2, MODE_TRAJECTORY=3
     holding: bool = False
     rejected_commands: uint32 = 0
     last_error: str = ""

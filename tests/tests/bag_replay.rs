@@ -138,9 +138,9 @@ fn check_expectations(expected: &Expected, input: &BagReader, robot: &Robot) {
     let names: Vec<&str> = robot.joint_names().collect();
     assert_eq!(names, expected.joints, "expected.yaml joints vs the URDF");
     let limits = robot.joint_limits();
-    let timeout = expected.robot_sim_parameters["velocity_command_timeout_s"]
+    let timeout = expected.robot_sim_parameters["velocity_command_timeout"]
         .as_f64()
-        .expect("velocity_command_timeout_s is a number");
+        .expect("velocity_command_timeout is a number");
     let msgs = input_messages(input);
     let at = |t: f64, topic: &str| -> &BagMessage {
         msgs.iter()
@@ -255,6 +255,17 @@ fn joint_states(rec: &Recording) -> Vec<Sample> {
         .collect()
 }
 
+/// The `DriverStatus::MODE_*` number of a mode as the expectations name it.
+fn driver_mode(name: &str) -> u8 {
+    match name {
+        "idle" => DriverStatus::MODE_IDLE,
+        "position" => DriverStatus::MODE_POSITION,
+        "velocity" => DriverStatus::MODE_VELOCITY,
+        "trajectory" => DriverStatus::MODE_TRAJECTORY,
+        other => panic!("unknown DriverStatus mode `{other}` in the expectations"),
+    }
+}
+
 fn statuses(rec: &Recording) -> Vec<(i128, DriverStatus)> {
     rec.messages(STATUS_TOPIC)
         .map(|m| {
@@ -343,7 +354,7 @@ fn check_recording(expected: &Expected, rec: &Recording, robot: &Robot) {
             .find(|(t, _)| *t <= until)
             .unwrap_or_else(|| panic!("{}: no status before the window's end", h.name));
         assert_eq!(st.rejected_commands, h.rejected, "{}: {st:?}", h.name);
-        assert_eq!(st.mode, h.mode, "{}: {st:?}", h.name);
+        assert_eq!(st.mode, driver_mode(&h.mode), "{}: {st:?}", h.name);
         assert!(st.holding, "{}: status not holding: {st:?}", h.name);
     }
 
@@ -390,6 +401,55 @@ fn write_params(dir: &Path, params: &BTreeMap<String, serde_yaml::Value>) -> Pat
     path
 }
 
+/// Starts robot_sim with the parameter file `params`, the RX60 URDF and the further ROS
+/// arguments `sim_args`, plays the robot_sim_commands bag into it with `rpq_bag replay` and
+/// the options `replay_args` (recording into `output`), checks that both ran cleanly, stops
+/// robot_sim and returns how long the replay took (s).
+fn replay_into_robot_sim(
+    env: &TestEnv,
+    params: &Path,
+    sim_args: &[&str],
+    output: &Path,
+    replay_args: &[&str],
+) -> f64 {
+    let urdf = repo_root().join("urdf/rx60b.urdf");
+    let mut sim_cmd = env.command(bin("robot_sim"));
+    sim_cmd.args(["--ros-args", "--params-file"]).arg(params);
+    sim_cmd
+        .arg("-p")
+        .arg(format!("robot_description_file:={}", urdf.display()))
+        .args(sim_args);
+    let mut sim = NodeProcess::spawn("robot_sim", sim_cmd);
+    sim.wait_for_output("robot_sim ready:", Duration::from_secs(20));
+
+    let mut replay_cmd = env.command(bin("rpq_bag"));
+    replay_cmd
+        .arg("replay")
+        .arg(repo_root().join("tests/bags/robot_sim_commands"))
+        .arg("--output")
+        .arg(output)
+        .args(replay_args)
+        .args(["--wait-timeout", "20"]);
+    let t_replay = Instant::now();
+    let mut replay = NodeProcess::spawn("rpq_bag replay", replay_cmd);
+    let code = replay.wait_exit(Duration::from_secs(60));
+    let replay_s = t_replay.elapsed().as_secs_f64();
+    assert_eq!(
+        code,
+        Some(Some(0)),
+        "rpq_bag replay {} failed (or hung for 60 s); output:\n{}",
+        replay_args.join(" "),
+        replay.output().join("\n")
+    );
+    assert!(
+        sim.is_running(),
+        "robot_sim died:\n{}",
+        sim.output().join("\n")
+    );
+    sim.stop(Duration::from_secs(3));
+    replay_s
+}
+
 #[test]
 fn replaying_commands_into_robot_sim_gives_the_expected_joint_states() {
     let t_test = Instant::now();
@@ -412,44 +472,24 @@ fn replaying_commands_into_robot_sim_gives_the_expected_joint_states() {
     let params = write_params(&work, &expected.robot_sim_parameters);
     let output = work.join("recorded");
 
-    let mut sim_cmd = env.command(bin("robot_sim"));
-    sim_cmd.args(["--ros-args", "--params-file"]).arg(&params);
-    sim_cmd
-        .arg("-p")
-        .arg(format!("robot_description_file:={}", urdf.display()));
-    let mut sim = NodeProcess::spawn("robot_sim", sim_cmd);
-    sim.wait_for_output("robot_sim ready:", Duration::from_secs(20));
-
-    let mut replay_cmd = env.command(bin("rpq_bag"));
-    replay_cmd
-        .arg("replay")
-        .arg(&input_dir)
-        .arg("--output")
-        .arg(&output)
-        .args([
+    let replay_s = replay_into_robot_sim(
+        &env,
+        &params,
+        &[],
+        &output,
+        &[
             "--record",
             "/joint_states",
             STATUS_TOPIC,
             "/robot_description",
-        ])
-        .args(["--rate", "1", "--start-delay", "0.5", "--settle", "1.5"])
-        .args(["--wait-timeout", "20"]);
-    let t_replay = Instant::now();
-    let mut replay = NodeProcess::spawn("rpq_bag replay", replay_cmd);
-    let code = replay.wait_exit(Duration::from_secs(60));
-    let replay_s = t_replay.elapsed().as_secs_f64();
-    assert_eq!(
-        code,
-        Some(Some(0)),
-        "rpq_bag replay failed (or hung for 60 s); output:\n{}",
-        replay.output().join("\n")
+            "--rate",
+            "1",
+            "--start-delay",
+            "0.5",
+            "--settle",
+            "1.5",
+        ],
     );
-    assert!(
-        sim.is_running(),
-        "robot_sim died:\n{}",
-        sim.output().join("\n")
-    );
-    sim.stop(Duration::from_secs(3));
 
     let reader = BagReader::open(&output).expect("recorded bag opens");
     let meta = reader.metadata().expect("metadata.yaml").clone();
@@ -501,6 +541,170 @@ fn replaying_commands_into_robot_sim_gives_the_expected_joint_states() {
          {} messages recorded, test {:.1} s",
         meta.message_count,
         t_test.elapsed().as_secs_f64()
+    );
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// With `use_sim_time:=true` robot_sim runs on the bag's time, which `rpq_bag replay --clock`
+/// publishes on `/clock` while playing the same commands at twice the recorded speed:
+/// * before the first `/clock` the joint states carry a zero stamp and the robot does not move;
+/// * afterwards every stamp is bag time (2023), not wall time, and runs at twice the speed of
+///   the wall clock;
+/// * every hold of the expectations, looked up by stamp in bag time, holds: the moves take
+///   their time in bag time, and the velocity watchdog stops the burst `velocity_command_timeout_s`
+///   of bag time after its last command (on the wall clock, at rate 2, it would run twice as
+///   long and stop `0.5 s × v` further on, far outside the 0.02 rad tolerance).
+#[test]
+fn replay_with_sim_time_stamps_and_watchdogs_follow_the_bag_clock() {
+    const RATE: f64 = 2.0;
+    let env = TestEnv::new();
+    let input_dir = repo_root().join("tests/bags/robot_sim_commands");
+    let expected = Expected::load();
+    let input = BagReader::open(&input_dir).expect("input bag opens");
+    let bag_start = input.start_time().expect("input bag has messages") as i128;
+    let bag_end = input.end_time().expect("input bag has messages") as i128;
+    let work = scratch(&env, "bag_replay_sim_time");
+    let params = write_params(&work, &expected.robot_sim_parameters);
+    let output = work.join("recorded");
+
+    let settle = 1.5;
+    let (rate, settle_arg) = (RATE.to_string(), settle.to_string());
+    replay_into_robot_sim(
+        &env,
+        &params,
+        &["-p", "use_sim_time:=true"],
+        &output,
+        &[
+            "--record",
+            "/joint_states",
+            STATUS_TOPIC,
+            "--rate",
+            &rate,
+            "--clock",
+            "200",
+            "--start-delay",
+            "0.5",
+            "--settle",
+            &settle_arg,
+        ],
+    );
+
+    let reader = BagReader::open(&output).expect("recorded bag opens");
+    let custom = reader
+        .metadata()
+        .and_then(|m| m.custom_data.clone())
+        .expect("replay clock in custom_data");
+    let start_ns: i128 = custom[KEY_START_TIME].parse().unwrap();
+    let first_log: i128 = custom[KEY_FIRST_LOG_TIME].parse().unwrap();
+    assert_eq!(first_log, bag_start, "every topic of the bag is played");
+    let stamp_ns = |t: &rpq_ros::msg::builtin_interfaces::Time| {
+        i128::from(t.sec) * 1_000_000_000 + i128::from(t.nanosec)
+    };
+    // (receive time on the wall clock, header stamp), both in ns
+    let samples: Vec<(i128, i128, JointState)> = reader
+        .messages()
+        .iter()
+        .filter(|m| m.topic == "/joint_states")
+        .map(|m| {
+            let js = cdr::from_bytes::<JointState>(&m.data).expect("JointState decodes");
+            (m.log_time as i128, stamp_ns(&js.header.stamp), js)
+        })
+        .collect();
+
+    // Zero stamps only before the first /clock, and the robot at rest there.
+    let first_stamped = samples
+        .iter()
+        .position(|(_, s, _)| *s != 0)
+        .expect("no joint state carries a /clock stamp");
+    assert!(
+        samples[first_stamped..].iter().all(|(_, s, _)| *s != 0),
+        "a zero stamp after the clock started"
+    );
+    for (_, _, js) in &samples[..first_stamped] {
+        assert!(
+            max_abs_diff(&js.position, &expected.initial) < 1e-9,
+            "moved before any /clock: {:?}",
+            js.position
+        );
+    }
+    let stamped = &samples[first_stamped..];
+    assert!(
+        stamped.len() > 200,
+        "only {} stamped joint states",
+        stamped.len()
+    );
+
+    // Bag time, not wall time, and at twice the wall clock's speed.
+    let latest = bag_end + ((settle + 1.0) * RATE * 1e9) as i128;
+    for w in stamped.windows(2) {
+        assert!(
+            w[0].1 <= w[1].1,
+            "stamps went backwards: {} then {}",
+            w[0].1,
+            w[1].1
+        );
+    }
+    for (recv, stamp, _) in stamped {
+        assert!(
+            *stamp >= bag_start && *stamp <= latest,
+            "stamp {stamp} is outside the bag's time [{bag_start}, {latest}] (received at {recv})"
+        );
+        if *recv >= start_ns {
+            let bag_time_then = first_log + (((*recv - start_ns) as f64) * RATE) as i128;
+            let lag = (bag_time_then - *stamp) as f64 * 1e-9;
+            assert!(
+                (-0.05..0.5).contains(&lag),
+                "stamp {:.3} s into the bag, but the bag clock read {:.3} s when it arrived",
+                (*stamp - bag_start) as f64 * 1e-9,
+                (bag_time_then - bag_start) as f64 * 1e-9
+            );
+        }
+    }
+
+    // The expectations, by stamp: moves and the velocity watchdog run on bag time.
+    assert!(expected
+        .holds
+        .iter()
+        .any(|h| h.name == "V stopped by watchdog"));
+    for h in &expected.holds {
+        let from = bag_start + (h.from * 1e9) as i128;
+        let until = bag_start + (h.until * 1e9) as i128;
+        let window: Vec<&JointState> = stamped
+            .iter()
+            .filter(|(_, s, _)| *s >= from && *s <= until)
+            .map(|(_, _, js)| js)
+            .collect();
+        assert!(
+            window.len() >= 3,
+            "{}: only {} joint states stamped in [{}, {}] s of the bag",
+            h.name,
+            window.len(),
+            h.from,
+            h.until
+        );
+        for js in window {
+            let err = max_abs_diff(&js.position, &h.positions);
+            assert!(
+                err <= h.tolerance,
+                "{}: {:?} is {err:.3e} from {:?}",
+                h.name,
+                js.position,
+                h.positions
+            );
+        }
+    }
+    let status: Vec<DriverStatus> = reader
+        .messages()
+        .iter()
+        .filter(|m| m.topic == STATUS_TOPIC)
+        .map(|m| cdr::from_bytes::<DriverStatus>(&m.data).expect("DriverStatus decodes"))
+        .collect();
+    let last = status.last().expect("no status recorded");
+    assert_eq!(last.rejected_commands, expected.rejected_total);
+    let s = stamp_ns(&last.header.stamp);
+    assert!(
+        s >= bag_start && s <= latest,
+        "status stamp {s} is not bag time"
     );
     let _ = std::fs::remove_dir_all(&work);
 }

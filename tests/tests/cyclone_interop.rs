@@ -8,6 +8,7 @@
 
 use std::time::{Duration, Instant};
 
+use rpq_ros::interfaces::rpq_interfaces::msg::DriverStatus;
 use rpq_tests::{
     as_f64s, as_strings, assert_pose_is_fk, csv_f64, spawn_robot_sim, yaml_f64_list, PeerOutput,
     TestEnv,
@@ -174,7 +175,11 @@ fn cyclone_dds_exchanges_topics_and_the_custom_service_with_robot_sim() {
         st["rejected_commands"].as_u64() >= Some(1),
         "the reversed command was not refused: {st:?}"
     );
-    assert_eq!(st["mode"].as_str(), Some("idle"), "{st:?}");
+    assert_eq!(
+        st["mode"].as_u64(),
+        Some(DriverStatus::MODE_IDLE.into()),
+        "{st:?}"
+    );
     let (_, still) = joint_state(&env);
     assert!(close(&still, &INITIAL, 1e-12), "robot moved: {still:?}");
 
@@ -190,7 +195,11 @@ fn cyclone_dds_exchanges_topics_and_the_custom_service_with_robot_sim() {
         last = joint_state(&env).1;
     }
     let st = status(&env);
-    assert_eq!(st["mode"].as_str(), Some("position"), "{st:?}");
+    assert_eq!(
+        st["mode"].as_u64(),
+        Some(DriverStatus::MODE_POSITION.into()),
+        "{st:?}"
+    );
     eprintln!("test body {:.1} s", t0.elapsed().as_secs_f64());
 }
 

@@ -74,7 +74,7 @@ fn rpq_launch_brings_up_robot_sim_for_rclpy_and_stops_it_on_sigint() {
                     "--node",
                     "/robot_sim",
                     "--names",
-                    "robot_description_file,update_rate_hz,position_command_mode",
+                    "robot_description_file,update_rate,position_command_mode",
                 ],
             )
         });
@@ -89,7 +89,7 @@ fn rpq_launch_brings_up_robot_sim_for_rclpy_and_stops_it_on_sigint() {
     let urdf = v["robot_description_file"].as_str().unwrap();
     assert_eq!(canonical(urdf), rx60_urdf().canonicalize().unwrap());
     assert_eq!(
-        v["update_rate_hz"].as_f64(),
+        v["update_rate"].as_f64(),
         Some(100.0),
         "from config/robot_sim.yaml"
     );

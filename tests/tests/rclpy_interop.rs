@@ -146,7 +146,7 @@ fn rclpy_sees_robot_sim_state_description_services_graph_and_parameters() {
                     "--node",
                     "/robot_sim",
                     "--names",
-                    "robot_description_file,initial_positions,update_rate_hz",
+                    "robot_description_file,initial_positions,update_rate",
                 ],
             )
         });
@@ -269,9 +269,9 @@ fn rclpy_sees_robot_sim_state_description_services_graph_and_parameters() {
     let names = as_strings(&params.record("parameters")["names"]);
     for p in [
         "robot_description_file",
-        "update_rate_hz",
-        "joint_state_rate_hz",
-        "velocity_command_timeout_s",
+        "update_rate",
+        "joint_state_rate",
+        "velocity_command_timeout",
         "position_command_mode",
         "initial_positions",
         "publish_tf",
@@ -288,11 +288,7 @@ fn rclpy_sees_robot_sim_state_description_services_graph_and_parameters() {
         Some(rx60_urdf().display().to_string().as_str())
     );
     assert_eq!(as_f64s(&v["values"]["initial_positions"]), INITIAL);
-    assert_eq!(
-        v["types"]["update_rate_hz"].as_u64(),
-        Some(3),
-        "double: {v:?}"
-    );
+    assert_eq!(v["types"]["update_rate"].as_u64(), Some(3), "double: {v:?}");
 }
 
 /// rclpy's position command moves robot_sim to the target (seen in /joint_states); wrong-length,
@@ -397,7 +393,11 @@ fn rclpy_commands_move_robot_sim_and_invalid_ones_are_refused() {
         !st["last_error"].as_str().unwrap_or("").is_empty(),
         "{st:?}"
     );
-    assert_eq!(st["mode"].as_str(), Some("position"), "{st:?}");
+    assert_eq!(
+        st["mode"].as_u64(),
+        Some(DriverStatus::MODE_POSITION.into()),
+        "{st:?}"
+    );
     assert_eq!(st["holding"].as_bool(), Some(true), "{st:?}");
     let log = sim.output().join("\n").to_lowercase();
     assert!(
@@ -445,7 +445,7 @@ struct JointStateNameFirst {
 struct DriverStatusHoldingFirst {
     header: Header,
     holding: bool,
-    mode: String,
+    mode: u8,
     rejected_commands: u32,
     last_error: String,
 }
@@ -469,7 +469,7 @@ fn sample_joint_state() -> JointState {
 fn sample_status() -> DriverStatus {
     DriverStatus {
         header: sample_joint_state().header,
-        mode: "trajectory".into(),
+        mode: DriverStatus::MODE_TRAJECTORY,
         holding: true,
         rejected_commands: 42,
         last_error: "joint_7 is not a joint of this robot".into(),
@@ -712,7 +712,7 @@ fn negative_control_reordered_custom_message_is_not_decoded_by_rclpy() {
                 .publish(DriverStatusHoldingFirst {
                     header: s2.header.clone(),
                     holding: s2.holding,
-                    mode: s2.mode.clone(),
+                    mode: s2.mode,
                     rejected_commands: s2.rejected_commands,
                     last_error: s2.last_error.clone(),
                 })
@@ -735,7 +735,7 @@ fn negative_control_reordered_custom_message_is_not_decoded_by_rclpy() {
 
     let as_sent = |d: &serde_yaml::Value| {
         d["header"]["frame_id"].as_str() == Some(sent.header.frame_id.as_str())
-            && d["mode"].as_str() == Some(sent.mode.as_str())
+            && d["mode"].as_u64() == Some(sent.mode.into())
             && d["holding"].as_bool() == Some(sent.holding)
             && d["rejected_commands"].as_u64() == Some(sent.rejected_commands as u64)
             && d["last_error"].as_str() == Some(sent.last_error.as_str())

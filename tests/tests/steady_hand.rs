@@ -9,7 +9,7 @@
 //!   through the URDF Jacobian at the recorded joint states must give the same twists. After
 //!   the bag ends the watchdog must command zero.
 //! * `watchdog_stops_within_two_periods`: `simulated_user` stops publishing after 1.5 s; the
-//!   first zero command must come at most `wrench_timeout_s + 2 / rate_hz` after the last
+//!   first zero command must come at most `safety.wrench_timeout + 2 / update_rate` after the last
 //!   wrench, with the reason logged.
 //! * `guidance_combines_and_sequences_fixtures`: the services `~/combine`, `~/load_sequence`
 //!   and `~/sequence` of `steady_hand_guidance` called from a Rust client: bad requests are
@@ -203,15 +203,15 @@ fn controller_args(extra: &[&str]) -> Vec<String> {
     let mut a: Vec<String> = Vec::new();
     for s in [
         format!("robot_description_file:={}", rx60_urdf().display()),
-        "c:=0.01".into(),
-        "c_tau:=0.3".into(),
-        "torque_scale:=0.0".into(),
-        "force_deadband:=0.2".into(),
-        "max_linear_velocity:=0.05".into(),
-        "max_linear_acceleration:=1e9".into(),
-        "max_angular_acceleration:=1e9".into(),
-        "require_fixture:=true".into(),
-        "wrench_timeout_s:=0.05".into(),
+        "admittance.c:=0.01".into(),
+        "admittance.c_tau:=0.3".into(),
+        "shaping.torque_scale:=0.0".into(),
+        "shaping.force_deadband:=0.2".into(),
+        "limits.max_linear_velocity:=0.05".into(),
+        "limits.max_linear_acceleration:=1e9".into(),
+        "limits.max_angular_acceleration:=1e9".into(),
+        "fixture.required:=true".into(),
+        "safety.wrench_timeout:=0.05".into(),
     ] {
         a.extend(p(&s));
     }
@@ -242,7 +242,7 @@ const ORACLE_ARGS: &[&str] = &[
 fn bag_replay_matches_library() {
     let env = TestEnv::new();
     let work = scratch(&env, "steady_hand_replay");
-    let mut sim = spawn_robot_sim(&env, &["-p", START, "-p", "update_rate_hz:=500.0"]);
+    let mut sim = spawn_robot_sim(&env, &["-p", START, "-p", "update_rate:=500.0"]);
     let mut guidance = spawn_node(
         &env,
         "steady_hand_guidance",
@@ -413,7 +413,7 @@ fn watchdog_stops_within_two_periods() {
     let work = scratch(&env, "steady_hand_watchdog");
     let rate = 100.0;
     let timeout = 0.05;
-    let mut sim = spawn_robot_sim(&env, &["-p", START, "-p", "update_rate_hz:=500.0"]);
+    let mut sim = spawn_robot_sim(&env, &["-p", START, "-p", "update_rate:=500.0"]);
     let cfg = repo_root().join("config");
     let mut guidance = spawn_node(
         &env,
@@ -445,8 +445,8 @@ fn watchdog_stops_within_two_periods() {
                 rx60_urdf().display()
             ))
             .to_vec(),
-            p(&format!("rate_hz:={rate:?}")).to_vec(),
-            p(&format!("wrench_timeout_s:={timeout:?}")).to_vec(),
+            p(&format!("update_rate:={rate:?}")).to_vec(),
+            p(&format!("safety.wrench_timeout:={timeout:?}")).to_vec(),
         ]
         .concat(),
         "admittance_controller ready",
@@ -472,9 +472,9 @@ fn watchdog_stops_within_two_periods() {
         &[
             vec![
                 "--params-file".to_string(),
-                cfg.join("steady_hand_guidance.yaml").display().to_string(),
+                cfg.join("simulated_user.yaml").display().to_string(),
             ],
-            p("duration_s:=1.5").to_vec(),
+            p("duration:=1.5").to_vec(),
         ]
         .concat(),
         "simulated_user ready",
@@ -555,12 +555,12 @@ fn rclpy_peer_drives_the_controller() {
             ))
             .to_vec(),
             p("output:=twist").to_vec(),
-            p("c:=0.01").to_vec(),
-            p("force_deadband:=0.0").to_vec(),
-            p("torque_scale:=0.0").to_vec(),
-            p("max_linear_acceleration:=1e9").to_vec(),
-            p("max_angular_acceleration:=1e9").to_vec(),
-            p("wrench_timeout_s:=1.0").to_vec(),
+            p("admittance.c:=0.01").to_vec(),
+            p("shaping.force_deadband:=0.0").to_vec(),
+            p("shaping.torque_scale:=0.0").to_vec(),
+            p("limits.max_linear_acceleration:=1e9").to_vec(),
+            p("limits.max_angular_acceleration:=1e9").to_vec(),
+            p("safety.wrench_timeout:=1.0").to_vec(),
         ]
         .concat(),
         "admittance_controller ready",
@@ -688,12 +688,68 @@ mod combine_and_sequence {
         (d, u)
     }
 
+    /// Message numbers of the names the operator uses ("" is 0, "not given"); a name the
+    /// interface does not know is 200, out of range.
+    fn ty(name: &str) -> u8 {
+        match name {
+            "" => 0,
+            "none" => VirtualFixture::TYPE_NONE,
+            "path" => VirtualFixture::TYPE_PATH,
+            "plane" => VirtualFixture::TYPE_PLANE,
+            "point" => VirtualFixture::TYPE_POINT,
+            "rcm_cone" => VirtualFixture::TYPE_RCM_CONE,
+            _ => 200,
+        }
+    }
+    fn md(name: &str) -> u8 {
+        match name {
+            "" => 0,
+            "free" => VirtualFixture::MODE_FREE,
+            "open_loop" => VirtualFixture::MODE_OPEN_LOOP,
+            "closed_loop" => VirtualFixture::MODE_CLOSED_LOOP,
+            _ => 200,
+        }
+    }
+    fn comb(name: &str) -> u8 {
+        match name {
+            "" => 0,
+            "intersect" => VirtualFixture::COMBINATION_INTERSECT,
+            "priority" => VirtualFixture::COMBINATION_PRIORITY,
+            _ => 200,
+        }
+    }
+    fn seq(name: &str) -> u8 {
+        match name {
+            "empty" => VirtualFixture::SEQUENCE_EMPTY,
+            "ready" => VirtualFixture::SEQUENCE_READY,
+            "running" => VirtualFixture::SEQUENCE_RUNNING,
+            "stopped" => VirtualFixture::SEQUENCE_STOPPED,
+            "finished" => VirtualFixture::SEQUENCE_FINISHED,
+            _ => 200,
+        }
+    }
+    fn cmd(name: &str) -> u8 {
+        match name {
+            "start" => SequenceControlRequest::COMMAND_START,
+            "stop" => SequenceControlRequest::COMMAND_STOP,
+            "step" => SequenceControlRequest::COMMAND_STEP,
+            "reset" => SequenceControlRequest::COMMAND_RESET,
+            _ => 200,
+        }
+    }
+
     fn step(name: &str, primary: &str, secondary: &str, completion: &str) -> FixtureStep {
         FixtureStep {
             name: name.into(),
-            primary: primary.into(),
-            secondary: secondary.into(),
-            completion: completion.into(),
+            primary: ty(primary),
+            secondary: ty(secondary),
+            completion: match completion {
+                "" | "manual" => FixtureStep::COMPLETION_MANUAL,
+                "error_below" => FixtureStep::COMPLETION_ERROR_BELOW,
+                "path_end" => FixtureStep::COMPLETION_PATH_END,
+                "duration" => FixtureStep::COMPLETION_DURATION,
+                _ => 200,
+            },
             ..Default::default()
         }
     }
@@ -701,7 +757,7 @@ mod combine_and_sequence {
     #[test]
     fn guidance_combines_and_sequences_fixtures() {
         let env = TestEnv::new();
-        let mut sim = spawn_robot_sim(&env, &["-p", START, "-p", "update_rate_hz:=500.0"]);
+        let mut sim = spawn_robot_sim(&env, &["-p", START, "-p", "update_rate:=500.0"]);
         let cfg = repo_root().join("config");
         let mut guidance = spawn_node(
             &env,
@@ -787,19 +843,25 @@ mod combine_and_sequence {
                 }};
             }
             let combine_req = |p: &str, s: &str, c: &str, m: &str| CombineFixturesRequest {
-                primary: p.into(),
-                secondary: s.into(),
-                combination: c.into(),
-                mode: m.into(),
+                primary: ty(p),
+                secondary: ty(s),
+                combination: comb(c),
+                mode: md(m),
             };
-            let ctl = |c: &str| SequenceControlRequest { command: c.into() };
+            let ctl = |c: &str| SequenceControlRequest { command: cmd(c) };
 
             // --- bad requests are refused with a reason
             for (req, needle) in [
-                (combine_req("cylinder", "plane", "", ""), "cylinder"),
+                (
+                    combine_req("cylinder", "plane", "", ""),
+                    "unknown fixture type 200",
+                ),
                 (combine_req("plane", "plane", "", ""), "both"),
                 (combine_req("path", "rcm_cone", "", ""), "no path"),
-                (combine_req("plane", "point", "union", ""), "union"),
+                (
+                    combine_req("plane", "point", "union", ""),
+                    "unknown combination 200",
+                ),
                 (combine_req("plane", "", "", ""), "secondary"),
             ] {
                 let r = combine.call(req, t).await.unwrap();
@@ -851,11 +913,18 @@ mod combine_and_sequence {
                 )
                 .await
                 .unwrap();
-            assert!(!r.success && r.message.contains("torus"), "{}", r.message);
+            assert!(
+                !r.success && r.message.contains("unknown fixture type 200"),
+                "{}",
+                r.message
+            );
             let r = control.call(ctl("start"), t).await.unwrap();
-            assert!(!r.success && r.state == "empty" && r.step == -1, "{r:?}");
+            assert!(
+                !r.success && r.state == seq("empty") && r.step == -1,
+                "{r:?}"
+            );
             let r = control.call(ctl("jump"), t).await.unwrap();
-            assert!(!r.success && r.message.contains("jump"), "{}", r.message);
+            assert!(!r.success && r.message.contains("`200`"), "{}", r.message);
 
             // --- plane (primary) with the RCM cone inside it (priority)
             let r = combine
@@ -863,17 +932,14 @@ mod combine_and_sequence {
                 .await
                 .unwrap();
             assert!(r.success, "{}", r.message);
-            let f = wait_for!("priority", |f: &VirtualFixture| f.combination == "priority");
+            let f = wait_for!("priority", |f: &VirtualFixture| f.combination
+                == comb("priority"));
             assert_eq!(
-                (
-                    f.fixture_type.as_str(),
-                    f.secondary_type.as_str(),
-                    f.mode.as_str()
-                ),
-                ("plane", "rcm_cone", "open_loop")
+                (f.fixture_type, f.secondary_type, f.mode),
+                (ty("plane"), ty("rcm_cone"), md("open_loop"))
             );
             assert!(!f.fallback);
-            assert_eq!((f.sequence_step, f.sequence_state.as_str()), (-1, "empty"));
+            assert_eq!((f.sequence_step, f.sequence_state), (-1, seq("empty")));
             assert_eq!(f.n, 1, "{f:?}");
             let (d, u) = expected_plane_cone(tp, tz);
             // D's sign is arbitrary
@@ -894,7 +960,7 @@ mod combine_and_sequence {
                 .unwrap();
             assert!(r.success, "{}", r.message);
             let f = wait_for!("intersect", |f: &VirtualFixture| f.combination
-                == "intersect");
+                == comb("intersect"));
             assert!(f.fallback, "{f:?}");
             assert_eq!(f.n, 2);
             for c in f.d.chunks(6) {
@@ -906,9 +972,9 @@ mod combine_and_sequence {
             let mut approach = step("approach", "point", "", "error_below");
             approach.threshold = 10.0; // m: met at once; the dwell time decides
             approach.dwell_s = 0.4;
-            approach.mode = "closed_loop".into();
+            approach.mode = md("closed_loop");
             let hold = FixtureStep {
-                combination: "priority".into(),
+                combination: comb("priority"),
                 ..step("hold", "plane", "rcm_cone", "manual")
             };
             let r = load
@@ -926,15 +992,21 @@ mod combine_and_sequence {
             let t0 = Instant::now();
             assert_eq!(
                 (
-                    f0.fixture_type.as_str(),
-                    f0.mode.as_str(),
-                    f0.sequence_state.as_str(),
+                    f0.fixture_type,
+                    f0.mode,
+                    f0.sequence_state,
                     f0.sequence_step_name.as_str(),
                     f0.sequence_length
                 ),
-                ("point", "closed_loop", "running", "approach", 2)
+                (
+                    ty("point"),
+                    md("closed_loop"),
+                    seq("running"),
+                    "approach",
+                    2
+                )
             );
-            assert_eq!(f0.combination, "");
+            assert_eq!(f0.combination, comb(""));
             let f1 = wait_for!("step 1", |f: &VirtualFixture| f.sequence_step == 1);
             let dwell = t0.elapsed().as_secs_f64();
             assert!(
@@ -943,41 +1015,46 @@ mod combine_and_sequence {
             );
             assert_eq!(
                 (
-                    f1.fixture_type.as_str(),
-                    f1.secondary_type.as_str(),
-                    f1.combination.as_str(),
+                    f1.fixture_type,
+                    f1.secondary_type,
+                    f1.combination,
                     f1.sequence_step_name.as_str(),
-                    f1.mode.as_str()
+                    f1.mode
                 ),
-                ("plane", "rcm_cone", "priority", "hold", "open_loop")
+                (
+                    ty("plane"),
+                    ty("rcm_cone"),
+                    comb("priority"),
+                    "hold",
+                    md("open_loop")
+                )
             );
             assert_eq!(f1.n, 1);
             // manual step: the operator moves on; the last step then holds
             let r = control.call(ctl("step"), t).await.unwrap();
-            assert!(r.success && r.state == "finished" && r.step == 1, "{r:?}");
+            assert!(
+                r.success && r.state == seq("finished") && r.step == 1,
+                "{r:?}"
+            );
             let f = wait_for!("finished", |f: &VirtualFixture| f.sequence_state
-                == "finished");
-            assert_eq!((f.sequence_step, f.combination.as_str()), (1, "priority"));
+                == seq("finished"));
+            assert_eq!((f.sequence_step, f.combination), (1, comb("priority")));
             // stop: the operator's fixture (plane ∩ point) is back
             let r = control.call(ctl("stop"), t).await.unwrap();
-            assert!(r.success && r.state == "stopped", "{r:?}");
+            assert!(r.success && r.state == seq("stopped"), "{r:?}");
             let f = wait_for!("stopped", |f: &VirtualFixture| f.sequence_state
-                == "stopped");
+                == seq("stopped"));
             assert_eq!(
-                (
-                    f.sequence_step,
-                    f.combination.as_str(),
-                    f.secondary_type.as_str()
-                ),
-                (-1, "intersect", "point")
+                (f.sequence_step, f.combination, f.secondary_type),
+                (-1, comb("intersect"), ty("point"))
             );
             // reset and start: step 0 again
             let r = control.call(ctl("reset"), t).await.unwrap();
-            assert!(r.success && r.state == "ready" && r.step == 0, "{r:?}");
+            assert!(r.success && r.state == seq("ready") && r.step == 0, "{r:?}");
             let r = control.call(ctl("start"), t).await.unwrap();
-            assert!(r.success && r.state == "running", "{r:?}");
+            assert!(r.success && r.state == seq("running"), "{r:?}");
             let f = wait_for!("restart", |f: &VirtualFixture| f.sequence_state
-                == "running");
+                == seq("running"));
             assert_eq!(f.sequence_step, 0);
         });
         guidance.stop(Duration::from_secs(3));

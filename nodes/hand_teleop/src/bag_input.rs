@@ -79,7 +79,7 @@ pub fn load_samples(path: &str) -> Result<Vec<Sample>, String> {
 mod tests {
     use super::*;
     use rpq_bag::{BagWriter, TopicSpec};
-    use rpq_hand::data::{simulate, SimOptions};
+    use rpq_hand::sim::{simulate, SimOptions};
     use rpq_hand::HandModel;
     use rpq_ros::msg::builtin_interfaces::Time;
     use rpq_ros::msg::geometry_msgs::Point;

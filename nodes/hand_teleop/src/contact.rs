@@ -69,7 +69,7 @@ impl ContactMonitor {
     pub fn new(mesh_dir: &str, boxes: &[f64], threshold: f64) -> Result<Self, String> {
         if !boxes.len().is_multiple_of(6) {
             return Err(format!(
-                "contact_boxes needs 6 values per box, got {}",
+                "contact.boxes needs 6 values per box, got {}",
                 boxes.len()
             ));
         }

@@ -1,8 +1,8 @@
 //! Glove-data validation and the hold/timeout state machine of `hand_mapping`.
 //!
 //! A reading is accepted when it has the 20 finger sensors, every value is finite and within
-//! `[raw_min, raw_max]`. A rejected reading is reported (the node logs it) and the last valid
-//! command stays in force; when no valid reading has arrived for `hold_timeout_s`, the guard
+//! `[raw.min, raw.max]`. A rejected reading is reported (the node logs it) and the last valid
+//! command stays in force; when no valid reading has arrived for `hold_timeout`, the guard
 //! asks once for the hand to be stopped, and accepts the next valid reading as a restart.
 
 /// Number of finger sensors the mapping needs (5 fingers × 4).

@@ -9,8 +9,8 @@
 //! - [`convert`]: `GloveReading` ↔ raw vectors, `JointState` / `JointTrajectory` builders.
 //! - [`fixture`]: the glove stream of the rosbag replay test (`tests/bags/hand_glove/`) and
 //!   the joint outputs `hand_mapping` must give for it.
-//! - [`settings`]: parameters of the nodes (documented in `config/hand_mapping.yaml` and
-//!   `config/glove_calibration.yaml`, kept in sync by tests).
+//! - [`settings`]: parameters of the nodes, generated from `params/<node>.yaml` (with the
+//!   documented `config/<node>.yaml`, checked by a test).
 #![warn(missing_docs)]
 
 pub mod bag_input;
@@ -20,21 +20,16 @@ pub mod fixture;
 pub mod guard;
 pub mod settings;
 
-/// Errors of the hand_teleop nodes.
+/// Errors of the hand_teleop nodes: the errors every node shares ([`rpq_ros::NodeError`]:
+/// parameters, transport, messages) plus the hand model library's.
 #[derive(Debug, thiserror::Error)]
 pub enum NodeError {
-    /// A parameter is unusable.
+    /// Parameters, transport, message fields and conversions.
     #[error(transparent)]
-    Param(#[from] rpq_ros::params::ParamError),
+    Node(#[from] rpq_ros::NodeError),
     /// The hand model library refused an input.
     #[error(transparent)]
     Hand(#[from] rpq_hand::HandError),
-    /// A parameter value is invalid.
-    #[error("parameter {name}: {reason}")]
-    BadParam {
-        /// Parameter.
-        name: String,
-        /// Why.
-        reason: String,
-    },
 }
+
+rpq_ros::wrap_node_error!(NodeError);

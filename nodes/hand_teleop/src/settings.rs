@@ -1,17 +1,35 @@
-//! Parameters of the three nodes (declarations with type, default, unit; the same as
-//! `config/hand_mapping.yaml` and `config/glove_calibration.yaml`, kept in sync by tests).
+//! Parameters and topic names of the three nodes. Each node's parameters have one definition,
+//! `params/<node>.yaml`; the build generates from it the declarations, the typed struct
+//! (`<Node>Params`) and the documented `config/<node>.yaml` (checked by a test).
 
 use rpq_hand::mapping::MappingMode;
-use rpq_ros::params::{ParamDecl, Params};
+use rpq_ros::params::Params;
 
 use crate::NodeError;
 
-/// Default node names.
-pub const MAPPING_NODE: &str = "hand_mapping";
+/// Generated from `params/hand_mapping.yaml`.
+pub mod hand_mapping {
+    include!(concat!(env!("OUT_DIR"), "/hand_mapping.rs"));
+}
+/// Generated from `params/glove_calibration.yaml`.
+pub mod glove_calibration {
+    include!(concat!(env!("OUT_DIR"), "/glove_calibration.rs"));
+}
+/// Generated from `params/simulated_glove.yaml`.
+pub mod simulated_glove {
+    include!(concat!(env!("OUT_DIR"), "/simulated_glove.rs"));
+}
+
+pub use glove_calibration::{declarations as calibration_declarations, GloveCalibrationParams};
+pub use hand_mapping::{declarations as mapping_declarations, HandMappingParams};
+pub use simulated_glove::{declarations as glove_declarations, SimulatedGloveParams};
+
+/// Default node name of the mapping node.
+pub const MAPPING_NODE: &str = hand_mapping::NODE_NAME;
 /// Default node name of the calibration node.
-pub const CALIBRATION_NODE: &str = "glove_calibration";
+pub const CALIBRATION_NODE: &str = glove_calibration::NODE_NAME;
 /// Default node name of the simulated glove.
-pub const GLOVE_NODE: &str = "simulated_glove";
+pub const GLOVE_NODE: &str = simulated_glove::NODE_NAME;
 
 /// Topic of raw glove readings (`rpq_interfaces/GloveReading`).
 pub const GLOVE_TOPIC: &str = "glove/raw";
@@ -28,135 +46,25 @@ pub const CALIBRATE_SERVICE: &str = "~/calibrate";
 /// Calibration report topic (`std_msgs/String`, latched).
 pub const REPORT_TOPIC: &str = "~/report";
 
-/// Parameters of `hand_mapping`.
-pub fn mapping_declarations() -> Vec<ParamDecl> {
-    vec![
-        ParamDecl::string("human_model_file", "config/hand_model_nominal.yaml")
-            .describe("calibrated human hand model YAML (glove_calib / glove_calibration output)")
-            .read_only(),
-        ParamDecl::string("mode", "fingertip")
-            .describe("fingertip (precision grasps) or joint_space (power grasps); switch at run time with ~/set_fingertip_mode"),
-        ParamDecl::double("scale", 1.5)
-            .describe("linear fingertip scale human -> robot [-]")
-            .range(0.1, 10.0)
-            .read_only(),
-        ParamDecl::double("raw_min", 0.0)
-            .describe("smallest valid raw glove value [counts]")
-            .read_only(),
-        ParamDecl::double("raw_max", 255.0)
-            .describe("largest valid raw glove value [counts]")
-            .read_only(),
-        ParamDecl::double("hold_timeout_s", 0.5)
-            .describe("the last valid command is held this long without valid glove data, then the hand is stopped [s]")
-            .range(0.0, 60.0)
-            .read_only(),
-        ParamDecl::double("trajectory_time_s", 0.05)
-            .describe("time_from_start of the one-point JointTrajectory commands [s]")
-            .range(0.0, 10.0)
-            .read_only(),
-        ParamDecl::string("human_joint_prefix", "human_")
-            .describe("prefix of the human joint names in human_hand/joint_states")
-            .read_only(),
-        ParamDecl::double_array("contact_boxes", Vec::new())
-            .describe("objects for fingertip contact warnings: boxes [cx, cy, cz, hx, hy, hz] in the palm frame, 6 values each [m]; empty: no warnings")
-            .read_only(),
-        ParamDecl::double("contact_distance", 0.005)
-            .describe("fingertip-object distance below which a contact warning is logged [m]")
-            .range(0.0, 1.0)
-            .read_only(),
-        ParamDecl::string("mesh_dir", "meshes/hit_dlr_hand")
-            .describe("directory of the HIT/DLR link meshes (<finger>_distal.stl used for contacts)")
-            .read_only(),
-    ]
-}
-
-/// Settings of `hand_mapping`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct MappingSettings {
-    /// `human_model_file`.
-    pub human_model_file: String,
-    /// `mode`.
-    pub mode: MappingMode,
-    /// `scale`.
-    pub scale: f64,
-    /// `raw_min`.
-    pub raw_min: f64,
-    /// `raw_max`.
-    pub raw_max: f64,
-    /// `hold_timeout_s`.
-    pub hold_timeout_s: f64,
-    /// `trajectory_time_s`.
-    pub trajectory_time_s: f64,
-    /// `human_joint_prefix`.
-    pub human_joint_prefix: String,
-    /// `contact_boxes`.
-    pub contact_boxes: Vec<f64>,
-    /// `contact_distance`.
-    pub contact_distance: f64,
-    /// `mesh_dir`.
-    pub mesh_dir: String,
-}
-
-impl MappingSettings {
-    /// Reads the declared parameters.
-    pub fn from_params(p: &Params) -> Result<Self, NodeError> {
-        let s = MappingSettings {
-            human_model_file: p.str("human_model_file")?.to_string(),
-            mode: p.str("mode")?.parse()?,
-            scale: p.f64("scale")?,
-            raw_min: p.f64("raw_min")?,
-            raw_max: p.f64("raw_max")?,
-            hold_timeout_s: p.f64("hold_timeout_s")?,
-            trajectory_time_s: p.f64("trajectory_time_s")?,
-            human_joint_prefix: p.str("human_joint_prefix")?.to_string(),
-            contact_boxes: p.f64_array("contact_boxes")?.to_vec(),
-            contact_distance: p.f64("contact_distance")?,
-            mesh_dir: p.str("mesh_dir")?.to_string(),
-        };
-        if s.raw_min >= s.raw_max {
-            return Err(NodeError::BadParam {
-                name: "raw_min".into(),
-                reason: format!("must be below raw_max ({} >= {})", s.raw_min, s.raw_max),
-            });
+impl HandMappingParams {
+    /// Reads the parameters and checks what the definition cannot: `raw.min` < `raw.max`, and
+    /// the mode is a mapping mode.
+    pub fn load(p: &Params) -> Result<Self, NodeError> {
+        let s = Self::from_params(p)?;
+        if s.raw.min >= s.raw.max {
+            return Err(NodeError::config(
+                hand_mapping::names::RAW__MIN,
+                format!("must be below raw.max ({} >= {})", s.raw.min, s.raw.max),
+            ));
         }
+        s.mapping_mode()?;
         Ok(s)
     }
-}
 
-/// Parameters of `glove_calibration`.
-pub fn calibration_declarations() -> Vec<ParamDecl> {
-    vec![
-        ParamDecl::string("initial_model_file", "config/hand_model_nominal.yaml")
-            .describe("initial (nominal) human hand model YAML")
-            .read_only(),
-        ParamDecl::string("output_file", "hand_model_calibrated.yaml")
-            .describe("where the calibrated model is saved when a request leaves output_file empty")
-            .read_only(),
-        ParamDecl::double("condition_warning", 100.0)
-            .describe("condition number above which the report warns (Schroer: 100) [-]")
-            .range(1.0, 1e12)
-            .read_only(),
-    ]
-}
-
-/// Parameters of `simulated_glove`.
-pub fn glove_declarations() -> Vec<ParamDecl> {
-    vec![
-        ParamDecl::string("model_file", "config/hand_model_nominal.yaml")
-            .describe("hand model whose sensor ranges the simulated readings sweep")
-            .read_only(),
-        ParamDecl::double("rate_hz", 100.0)
-            .describe("publishing rate [Hz]")
-            .range(0.1, 1000.0)
-            .read_only(),
-        ParamDecl::double("period_s", 4.0)
-            .describe("period of the simulated open-close hand motion [s]")
-            .range(0.1, 1000.0)
-            .read_only(),
-        ParamDecl::string("frame_id", "glove")
-            .describe("header.frame_id of the readings")
-            .read_only(),
-    ]
+    /// The mapping mode at start (`mode`).
+    pub fn mapping_mode(&self) -> Result<MappingMode, NodeError> {
+        Ok(self.mode.parse()?)
+    }
 }
 
 /// Raw readings of the simulated glove at time `t`: every sensor sweeps its
@@ -179,53 +87,60 @@ pub fn simulated_reading(model: &rpq_hand::HandModel, t: f64, period_s: f64) -> 
 mod tests {
     use super::*;
 
-    fn documents(config: &str, decls: &[ParamDecl], node: &str) {
-        Params::resolve(decls, &format!("/{node}"), &[("config", config)], &[]).unwrap();
-        for d in decls {
-            let set = format!("\n    {}: ", d.name);
-            // empty arrays are documented commented out (rcl's YAML parser cannot type them)
-            let commented = format!("\n    # {}: ", d.name);
-            let at = config
-                .find(&set)
-                .or_else(|| config.find(&commented))
-                .unwrap_or_else(|| panic!("config for {node} does not document `{}`", d.name));
-            let comment: Vec<&str> = config[..at]
-                .lines()
-                .rev()
-                .take_while(|l| l.trim_start().starts_with('#'))
-                .collect();
-            let first = comment.last().copied().unwrap_or_default().trim_start();
-            assert!(
-                first.starts_with(&format!("# {},", d.ty)) && first.contains("default"),
-                "`{}`: comment must start with `# {}, default ...`: {first}",
-                d.name,
-                d.ty
-            );
+    #[test]
+    fn config_files_are_the_generated_ones() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        for (file, text) in [
+            (hand_mapping::CONFIG_FILE, hand_mapping::CONFIG_YAML),
+            (
+                glove_calibration::CONFIG_FILE,
+                glove_calibration::CONFIG_YAML,
+            ),
+            (simulated_glove::CONFIG_FILE, simulated_glove::CONFIG_YAML),
+        ] {
+            rpq_param_gen::check_file(&root.join(file), text);
         }
     }
 
     #[test]
-    fn config_files_document_every_parameter() {
-        let m = include_str!("../../../config/hand_mapping.yaml");
-        documents(m, &mapping_declarations(), MAPPING_NODE);
-        documents(m, &glove_declarations(), GLOVE_NODE);
-        documents(
-            include_str!("../../../config/glove_calibration.yaml"),
+    fn defaults_and_config_files_resolve() {
+        let p = Params::resolve(&mapping_declarations(), "/hand_mapping", &[], &[]).unwrap();
+        let s = HandMappingParams::load(&p).unwrap();
+        assert_eq!(s.mapping_mode().unwrap(), MappingMode::Fingertip);
+        assert_eq!(s.scale, 1.5);
+        let config = [("config", hand_mapping::CONFIG_YAML)];
+        let p = Params::resolve(&mapping_declarations(), "/hand_mapping", &config, &[]).unwrap();
+        assert_eq!(HandMappingParams::load(&p).unwrap(), s);
+        let config = [("config", glove_calibration::CONFIG_YAML)];
+        let p = Params::resolve(
             &calibration_declarations(),
-            CALIBRATION_NODE,
+            "/glove_calibration",
+            &config,
+            &[],
+        )
+        .unwrap();
+        assert_eq!(
+            GloveCalibrationParams::from_params(&p)
+                .unwrap()
+                .condition_warning,
+            100.0
         );
+        let config = [("config", simulated_glove::CONFIG_YAML)];
+        let p = Params::resolve(&glove_declarations(), "/simulated_glove", &config, &[]).unwrap();
+        assert_eq!(SimulatedGloveParams::from_params(&p).unwrap().period, 4.0);
     }
 
     #[test]
-    fn defaults_resolve() {
-        let p = Params::resolve(&mapping_declarations(), "/hand_mapping", &[], &[]).unwrap();
-        let s = MappingSettings::from_params(&p).unwrap();
-        assert_eq!(s.mode, MappingMode::Fingertip);
-        assert_eq!(s.scale, 1.5);
+    fn bad_values_are_refused() {
         let bad = "hand_mapping:\n  ros__parameters:\n    mode: sideways\n";
+        assert!(
+            Params::resolve(&mapping_declarations(), "/hand_mapping", &[("b", bad)], &[]).is_err()
+        );
+        let bad = "hand_mapping:\n  ros__parameters:\n    raw:\n      min: 300.0\n";
         let p =
             Params::resolve(&mapping_declarations(), "/hand_mapping", &[("b", bad)], &[]).unwrap();
-        assert!(MappingSettings::from_params(&p).is_err());
+        let err = HandMappingParams::load(&p).unwrap_err();
+        assert!(err.to_string().contains("raw.min"), "{err}");
     }
 
     #[test]

@@ -6,7 +6,8 @@
 //!   types and no clocks;
 //! * [`ros_io`]: pure conversions between ROS messages and the core, TF and forward-kinematics
 //!   answers from [`rpq_kinematics`];
-//! * [`settings`]: the node's parameters (as documented in `config/robot_sim.yaml`).
+//! * [`settings`]: the node's parameters, generated from `params/robot_sim.yaml` (with the
+//!   documented `config/robot_sim.yaml`).
 //!
 //! The `robot_sim` binary is the thin ROS 2 node around them: it reads the parameters and the
 //! URDF, then converts messages and calls the core on a monotonic clock.

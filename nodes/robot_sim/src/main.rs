@@ -13,9 +13,9 @@
 //! | interface | type | QoS / behaviour |
 //! |---|---|---|
 //! | sub `forward_position_controller/commands` | `std_msgs/Float64MultiArray` | reliable, depth 10; one target per joint in URDF order |
-//! | sub `forward_velocity_controller/commands` | `std_msgs/Float64MultiArray` | same; stops after `velocity_command_timeout_s` |
+//! | sub `forward_velocity_controller/commands` | `std_msgs/Float64MultiArray` | same; stops after `velocity_command_timeout` |
 //! | sub `joint_trajectory_controller/joint_trajectory` | `trajectory_msgs/JointTrajectory` | same; `header.stamp` 0 = now |
-//! | pub `joint_states` | `sensor_msgs/JointState` | reliable, depth 10, at `joint_state_rate_hz`, wall-clock stamps |
+//! | pub `joint_states` | `sensor_msgs/JointState` | reliable, depth 10, at `joint_state_rate`, wall-clock stamps |
 //! | pub `robot_description` | `std_msgs/String` | latched (transient local): the URDF text |
 //! | pub `/tf`, `/tf_static` | `tf2_msgs/TFMessage` | movable joints with the joint states; fixed joints once, latched (if `publish_tf`) |
 //! | pub `~/status` | `rpq_interfaces/DriverStatus` | reliable, depth 10, at 10 Hz and on every change |
@@ -25,79 +25,42 @@
 //!
 //! A rejected command (wrong length, unknown joint, NaN/inf, outside the limits, ...) is logged
 //! at WARN with its reason (identical repeats collapsed), counted in `~/status`, and the previous
-//! command goes on. The simulation runs on a monotonic clock; message stamps are wall-clock time.
-//! SIGINT/SIGTERM end the node cleanly with exit code 0; a startup error ends it with code 1
-//! and a message naming the cause.
+//! command goes on. The simulation runs on the node's clock: a monotonic clock and wall-clock
+//! stamps, or with `use_sim_time` the `/clock` time for both (nothing moves before the first
+//! `/clock` message). SIGINT/SIGTERM end the node cleanly with exit code 0; a startup error ends
+//! it with code 1 and a message naming the cause.
 
 use std::error::Error;
-use std::fmt::{self, Display};
+use std::fmt::Display;
 use std::pin::pin;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::process::ExitCode;
+use std::time::Duration;
 
 use futures::StreamExt;
 use robot_sim::hardware::{PositionCommandMode, SimError, SimHardware};
-use robot_sim::ros_io::{self, WarnThrottle};
-use robot_sim::settings::{self, Settings, STATUS_RATE_HZ};
+use robot_sim::ros_io;
+use robot_sim::settings::{self, RobotSimParams, STATUS_RATE_HZ};
 use robot_sim::NodeError;
 use rpq_kinematics::Robot;
+use rpq_ros::clock::Clock;
 use rpq_ros::interfaces::rpq_interfaces::msg::DriverStatus;
 use rpq_ros::interfaces::rpq_interfaces::srv::{
     ComputeForwardKinematics, ComputeForwardKinematicsRequest, ComputeForwardKinematicsResponse,
 };
-use rpq_ros::log::Logger;
-use rpq_ros::msg::builtin_interfaces::Time;
+use rpq_ros::log::{Logger, WarnThrottle};
 use rpq_ros::msg::sensor_msgs::JointState;
 use rpq_ros::msg::std_msgs::{Float64MultiArray, String as StringMsg};
 use rpq_ros::msg::tf2_msgs::TFMessage;
 use rpq_ros::msg::trajectory_msgs::JointTrajectory;
 use rpq_ros::node::RosNode;
-use rpq_ros::params::USE_SIM_TIME;
-use rpq_ros::shutdown::Shutdown;
+use rpq_ros::robot_description::RobotDescription;
+use rpq_ros::run::NodeStart;
 use rpq_ros::srv::std_srvs::{Trigger, TriggerResponse};
-use rpq_ros::{qos, ros_info, ros_warn};
+use rpq_ros::{qos, ros_info};
 use tokio::time::{interval, Interval, MissedTickBehavior};
 
-/// A fatal error; `main` returning it prints `Error: <message: cause: ...>` and exits with 1.
-struct Fatal(Box<dyn Error>);
-
-impl fmt::Debug for Fatal {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "robot_sim: {}", self.0)?;
-        let mut source = self.0.source();
-        while let Some(e) = source {
-            write!(f, ": {e}")?;
-            source = e.source();
-        }
-        Ok(())
-    }
-}
-
-fn main() -> Result<(), Fatal> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Fatal(e.into()))?;
-    runtime.block_on(run()).map_err(Fatal)
-}
-
-/// Reads and parses the URDF; both failures name the file.
-fn load_robot(file: &str) -> Result<(String, Robot), NodeError> {
-    let bad = |reason: String| NodeError::RobotDescription {
-        file: file.to_string(),
-        reason,
-    };
-    let text = std::fs::read_to_string(file).map_err(|e| bad(format!("cannot read it: {e}")))?;
-    let robot = Robot::from_urdf_str(&text).map_err(|e| bad(e.to_string()))?;
-    Ok((text, robot))
-}
-
-/// Wall-clock time now, as a message stamp and in seconds since the epoch.
-fn wall_now() -> (Time, f64) {
-    let now = SystemTime::now();
-    let secs = now
-        .duration_since(UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64());
-    (Time::try_from(now).unwrap_or_default(), secs)
+fn main() -> ExitCode {
+    rpq_ros::run_node(settings::NODE_NAME, &settings::declarations(), run)
 }
 
 fn ticker(rate_hz: f64) -> Interval {
@@ -110,7 +73,7 @@ fn ticker(rate_hz: f64) -> Interval {
 struct Sim {
     hw: SimHardware,
     robot: Robot,
-    start: Instant,
+    clock: Clock,
     log: Logger,
     throttle: WarnThrottle,
     frame_prefix: String,
@@ -120,16 +83,14 @@ struct Sim {
 }
 
 impl Sim {
-    /// Seconds on the core's monotonic clock.
+    /// Seconds on the core's clock (the node clock's [`Clock::seconds`]).
     fn now(&self) -> f64 {
-        self.start.elapsed().as_secs_f64()
+        self.clock.seconds()
     }
 
     fn warn(&mut self, msg: &str) {
         let now = self.now();
-        if let Some(text) = self.throttle.filter(msg, now) {
-            self.log.warn(text);
-        }
+        self.throttle.warn(&self.log, msg, now);
     }
 
     fn step(&mut self) {
@@ -197,8 +158,8 @@ impl Sim {
 
     fn trajectory(&mut self, topic: &str, msg: &JointTrajectory) {
         let now = self.now();
-        let (_, wall) = wall_now();
-        let r = match ros_io::trajectory_from_msg(msg, now, wall) {
+        let stamp_now = self.clock.now().as_secs_f64();
+        let r = match ros_io::trajectory_from_msg(msg, now, stamp_now) {
             Ok(t) => self.hw.command_trajectory(&t, now).map_err(NodeError::from),
             Err(e) => {
                 self.hw.reject_input(e.to_string());
@@ -267,7 +228,7 @@ impl Sim {
 
     fn fk(&mut self, req: &ComputeForwardKinematicsRequest) -> ComputeForwardKinematicsResponse {
         self.step();
-        let (stamp, _) = wall_now();
+        let stamp = self.clock.now();
         ros_io::compute_fk(
             &self.robot,
             &self.hw.state().positions,
@@ -280,7 +241,7 @@ impl Sim {
     /// The joint states (and link transforms) now.
     fn sample(&mut self, with_tf: bool) -> (JointState, Option<TFMessage>) {
         self.step();
-        let (stamp, _) = wall_now();
+        let stamp = self.clock.now();
         let state = self.hw.state();
         let js = ros_io::joint_state_msg(state, stamp);
         let tf = with_tf.then(|| {
@@ -298,7 +259,7 @@ impl Sim {
 
     /// The status to publish: always if `force`, else only when it changed.
     fn status(&mut self, force: bool) -> Option<DriverStatus> {
-        let (stamp, _) = wall_now();
+        let stamp = self.clock.now();
         let msg = ros_io::status_msg(self.hw.status(), stamp);
         let changed = self
             .last_status
@@ -330,42 +291,25 @@ macro_rules! respond {
     };
 }
 
-async fn run() -> Result<(), Box<dyn Error>> {
-    let shutdown = Shutdown::install()?;
-    let (mut node, extra) = RosNode::from_process(settings::NODE_NAME, &settings::declarations())?;
-    let log = node.logger().clone();
-    if !extra.is_empty() {
-        ros_warn!(
-            log,
-            "ignoring arguments outside --ros-args: {}",
-            extra.join(" ")
-        );
-    }
-    if node.params().bool(USE_SIM_TIME)? {
-        ros_warn!(
-            log,
-            "use_sim_time is not supported: robot_sim runs on the system clock"
-        );
-    }
-    let settings = Settings::from_params(node.params())?;
-    let (urdf, robot) = load_robot(&settings.robot_description_file)?;
+async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
+    let (mut node, shutdown, clock, log) = start.into_parts();
+    let settings = RobotSimParams::load(node.params())?;
+    // robot_sim publishes robot_description itself, so its URDF always comes from the file
+    let description = RobotDescription::from_file(&settings.robot_description_file)?;
+    let robot = description.parse(Robot::from_urdf_str)?;
     if robot.dof() == 0 {
-        return Err(NodeError::RobotDescription {
-            file: settings.robot_description_file.clone(),
-            reason: "the robot has no movable (revolute, continuous or prismatic) joint".into(),
-        }
-        .into());
+        return Err(description
+            .error("the robot has no movable (revolute, continuous or prismatic) joint")
+            .into());
     }
-    let hw =
-        SimHardware::new(ros_io::joint_specs(&robot), settings.sim.clone()).map_err(
-            |e| match e {
-                SimError::InvalidJoint { .. } => NodeError::RobotDescription {
-                    file: settings.robot_description_file.clone(),
-                    reason: format!("the simulator cannot drive this robot: {e}"),
-                },
-                other => other.into(),
-            },
-        )?;
+    let hw = SimHardware::new(ros_io::joint_specs(&robot), settings.sim_config()?).map_err(
+        |e| match e {
+            SimError::InvalidJoint { .. } => NodeError::from(
+                description.error(format!("the simulator cannot drive this robot: {e}")),
+            ),
+            other => other.into(),
+        },
+    )?;
 
     let fqn = |node: &RosNode, name: &str| node.resolve_name(name).unwrap_or(name.to_string());
     let pos_topic = fqn(&node, ros_io::POSITION_COMMANDS_TOPIC);
@@ -399,7 +343,7 @@ async fn run() -> Result<(), Box<dyn Error>> {
     let mut sim = Sim {
         hw,
         robot,
-        start: Instant::now(),
+        clock: clock.clone(),
         log: log.clone(),
         throttle: WarnThrottle::new(2.0),
         frame_prefix: settings.frame_prefix.clone(),
@@ -409,10 +353,12 @@ async fn run() -> Result<(), Box<dyn Error>> {
     sim.step();
 
     desc_pub
-        .publish(StringMsg { data: urdf })
+        .publish(StringMsg {
+            data: description.urdf,
+        })
         .map_err(|e| format!("cannot publish robot_description: {e}"))?;
     if let Some((_, static_pub)) = &tf_pubs {
-        let (stamp, _) = wall_now();
+        let stamp = clock.now();
         let statics = ros_io::static_transforms(&sim.robot, &settings.frame_prefix, stamp)?;
         static_pub
             .publish(statics)
@@ -425,8 +371,8 @@ async fn run() -> Result<(), Box<dyn Error>> {
     let mut fk_requests = pin!(fk_srv.receive_request_stream());
     let mut hold_requests = pin!(hold_srv.receive_request_stream());
     let mut reset_requests = pin!(reset_srv.receive_request_stream());
-    let mut update = ticker(settings.sim.update_rate_hz);
-    let mut publish = ticker(settings.joint_state_rate_hz);
+    let mut update = ticker(settings.update_rate);
+    let mut publish = ticker(settings.effective_joint_state_rate());
     let mut status_tick = ticker(STATUS_RATE_HZ);
 
     ros_info!(
@@ -434,7 +380,7 @@ async fn run() -> Result<(), Box<dyn Error>> {
         "robot_sim ready: {} joints [{}], update {} Hz",
         sim.robot.dof(),
         sim.robot.joint_names().collect::<Vec<_>>().join(", "),
-        settings.sim.update_rate_hz
+        settings.update_rate
     );
     loop {
         let mut force_status = false;

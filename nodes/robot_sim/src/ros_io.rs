@@ -5,11 +5,11 @@
 //! * the robot: [`joint_specs`] turns the URDF's movable joints into the core's joints;
 //! * commands: position and velocity commands pass `Float64MultiArray.data` to the core as is
 //!   (the core checks length, finiteness and limits); [`trajectory_from_msg`] converts a
-//!   `JointTrajectory`, mapping its wall-clock `header.stamp` onto the core's monotonic clock;
+//!   `JointTrajectory`, mapping its `header.stamp` (node clock: wall or `/clock` time) onto the
+//!   core's clock;
 //! * outputs: [`joint_state_msg`], [`status_msg`], [`dynamic_transforms`] and
 //!   [`static_transforms`] (what `robot_state_publisher` publishes on `/tf` and `/tf_static`);
-//! * services: [`compute_fk`] answers `~/compute_fk`;
-//! * logging: [`WarnThrottle`] collapses repeated identical warnings.
+//! * services: [`compute_fk`] answers `~/compute_fk`.
 //!
 //! ```
 //! use robot_sim::ros_io::{compute_fk, joint_specs};
@@ -44,7 +44,7 @@ use rpq_ros::msg::std_msgs::Header;
 use rpq_ros::msg::tf2_msgs::TFMessage;
 use rpq_ros::msg::trajectory_msgs::JointTrajectory;
 
-use crate::hardware::{JointSpec, JointState, Status, Trajectory, TrajectoryPoint};
+use crate::hardware::{JointSpec, JointState, Mode, Status, Trajectory, TrajectoryPoint};
 use crate::NodeError;
 
 /// Topic of position commands (relative: `<ns>/forward_position_controller/commands`).
@@ -56,7 +56,7 @@ pub const TRAJECTORY_TOPIC: &str = "joint_trajectory_controller/joint_trajectory
 /// Topic of the joint states (relative, as `joint_state_broadcaster` publishes it).
 pub const JOINT_STATES_TOPIC: &str = "joint_states";
 /// Topic of the URDF text (relative, latched, as `robot_state_publisher` publishes it).
-pub const ROBOT_DESCRIPTION_TOPIC: &str = "robot_description";
+pub use rpq_ros::robot_description::ROBOT_DESCRIPTION_TOPIC;
 /// Topic of the moving links' transforms (absolute, as tf2's broadcaster uses it).
 pub const TF_TOPIC: &str = "/tf";
 /// Topic of the fixed links' transforms (absolute, latched).
@@ -110,10 +110,20 @@ pub fn status_msg(status: &Status, stamp: Time) -> DriverStatus {
             stamp,
             frame_id: String::new(),
         },
-        mode: status.mode.as_str().to_string(),
+        mode: mode_code(status.mode),
         holding: status.holding,
         rejected_commands: status.rejected_commands,
         last_error: status.last_error.clone(),
+    }
+}
+
+/// The `DriverStatus::MODE_*` constant of a mode.
+pub fn mode_code(mode: Mode) -> u8 {
+    match mode {
+        Mode::Idle => DriverStatus::MODE_IDLE,
+        Mode::Position => DriverStatus::MODE_POSITION,
+        Mode::Velocity => DriverStatus::MODE_VELOCITY,
+        Mode::Trajectory => DriverStatus::MODE_TRAJECTORY,
     }
 }
 
@@ -128,10 +138,10 @@ pub fn status_changed(previous: &DriverStatus, next: &DriverStatus) -> bool {
 
 fn duration_secs(what: impl FnOnce() -> String, d: &Duration) -> Result<f64, NodeError> {
     if d.nanosec >= 1_000_000_000 {
-        return Err(NodeError::BadMessage {
-            what: what(),
-            reason: format!("nanosec {} is not below 1e9", d.nanosec),
-        });
+        return Err(NodeError::bad(
+            what(),
+            format!("nanosec {} is not below 1e9", d.nanosec),
+        ));
     }
     Ok(d.as_secs_f64())
 }
@@ -140,7 +150,8 @@ fn duration_secs(what: impl FnOnce() -> String, d: &Duration) -> Result<f64, Nod
 /// (seconds) while the wall clock reads `now_wall` (seconds since the epoch).
 ///
 /// `header.stamp` zero means "start when accepted" (as in `joint_trajectory_controller`);
-/// otherwise the stamp is a wall-clock time and becomes `now_mono + (stamp - now_wall)` on the
+/// otherwise the stamp is a time on the node's clock (wall, or `/clock` with `use_sim_time`)
+/// and becomes `now_mono + (stamp - now_wall)` on the
 /// core's clock. A stamp from before the core's clock started (`now_wall - now_mono`) is
 /// refused. `effort` is ignored. Everything else (names, lengths, finiteness, limits, timing)
 /// is the core's to check.
@@ -154,21 +165,21 @@ pub fn trajectory_from_msg(
         0.0
     } else {
         if stamp.nanosec >= 1_000_000_000 {
-            return Err(NodeError::BadMessage {
-                what: "trajectory header.stamp".into(),
-                reason: format!("nanosec {} is not below 1e9", stamp.nanosec),
-            });
+            return Err(NodeError::bad(
+                "trajectory header.stamp",
+                format!("nanosec {} is not below 1e9", stamp.nanosec),
+            ));
         }
         let start = now_mono + (stamp.as_secs_f64() - now_wall);
         if start <= 0.0 {
-            return Err(NodeError::BadMessage {
-                what: "trajectory header.stamp".into(),
-                reason: format!(
+            return Err(NodeError::bad(
+                "trajectory header.stamp",
+                format!(
                     "{} s is before the node started ({} s); use 0 for \"now\"",
                     stamp.as_secs_f64(),
                     now_wall - now_mono
                 ),
-            });
+            ));
         }
         start
     };
@@ -228,9 +239,11 @@ fn transforms(
         .filter(|j| j.kind.is_movable() == movable)
     {
         let value = match joint.dof_index {
-            Some(d) => *q.get(d).ok_or_else(|| NodeError::BadMessage {
-                what: "joint positions".into(),
-                reason: format!("{} values for {} joints", q.len(), robot.dof()),
+            Some(d) => *q.get(d).ok_or_else(|| {
+                NodeError::bad(
+                    "joint positions",
+                    format!("{} values for {} joints", q.len(), robot.dof()),
+                )
             })?,
             None => 0.0,
         };
@@ -359,74 +372,6 @@ pub fn compute_fk(
                 pose: Pose::default(),
             },
         },
-    }
-}
-
-/// Collapses repeated identical warnings: a message equal to the previous one within
-/// `window` seconds is suppressed; the next one logged says how many were.
-///
-/// ```
-/// use robot_sim::ros_io::WarnThrottle;
-/// let mut t = WarnThrottle::new(1.0);
-/// assert_eq!(t.filter("bad", 0.0).as_deref(), Some("bad"));
-/// assert_eq!(t.filter("bad", 0.5), None);
-/// assert_eq!(t.filter("bad", 0.7), None);
-/// assert_eq!(
-///     t.filter("bad", 1.2).as_deref(),
-///     Some("bad (repeated 2 more times in the last 1.2 s)")
-/// );
-/// assert_eq!(t.filter("other", 1.3).as_deref(), Some("other"));
-/// ```
-#[derive(Debug, Clone)]
-pub struct WarnThrottle {
-    window: f64,
-    last: Option<(String, f64)>,
-    suppressed: u64,
-}
-
-impl WarnThrottle {
-    /// A throttle that suppresses repeats for `window` seconds after a message is logged.
-    pub fn new(window: f64) -> Self {
-        Self {
-            window,
-            last: None,
-            suppressed: 0,
-        }
-    }
-
-    /// The text to log for `msg` at time `now` (s), or `None` to stay silent.
-    pub fn filter(&mut self, msg: &str, now: f64) -> Option<String> {
-        if let Some((last, logged_at)) = &self.last {
-            if last == msg {
-                if now - *logged_at < self.window {
-                    self.suppressed += 1;
-                    return None;
-                }
-                let text = if self.suppressed > 0 {
-                    format!(
-                        "{msg} (repeated {} more times in the last {:.1} s)",
-                        self.suppressed,
-                        now - logged_at
-                    )
-                } else {
-                    msg.to_string()
-                };
-                self.last = Some((msg.to_string(), now));
-                self.suppressed = 0;
-                return Some(text);
-            }
-        }
-        let text = if self.suppressed > 0 {
-            format!(
-                "{msg} (before this, the previous warning was repeated {} more times)",
-                self.suppressed
-            )
-        } else {
-            msg.to_string()
-        };
-        self.last = Some((msg.to_string(), now));
-        self.suppressed = 0;
-        Some(text)
     }
 }
 

@@ -184,12 +184,12 @@ pub enum BagError {
         path: PathBuf,
     },
     /// A topic name is not a fully qualified ROS name.
-    #[error("invalid topic name `{name}`: {reason}")]
+    #[error("invalid topic name {reason}")]
     InvalidTopicName {
         /// The name.
         name: String,
-        /// What is wrong.
-        reason: &'static str,
+        /// What is wrong, naming the topic.
+        reason: String,
     },
     /// A type name is not of the form `package/msg/Type`.
     #[error("invalid type name `{name}`: expected `package/msg/Type` (or srv/action)")]
@@ -296,33 +296,19 @@ pub type Result<T, E = BagError> = std::result::Result<T, E>;
 /// assert!(rpq_bag::validate_topic_name("/a//b").is_err());
 /// ```
 pub fn validate_topic_name(name: &str) -> Result<()> {
-    let bad = |reason| {
-        Err(BagError::InvalidTopicName {
-            name: name.to_string(),
-            reason,
-        })
+    // The rule every node applies (rpq_ros::names), plus one of rosbag2's: no `__` in a token,
+    // as such names are reserved for hidden and internal topics.
+    let reason = match rpq_ros::names::validate_full_topic_name(name) {
+        Err(reason) => reason,
+        Ok(()) if name.split('/').any(|token| token.contains("__")) => {
+            format!("{name:?}, which has a token containing `__` (reserved)")
+        }
+        Ok(()) => return Ok(()),
     };
-    let Some(rest) = name.strip_prefix('/') else {
-        return bad("must start with `/`");
-    };
-    if rest.is_empty() {
-        return bad("must name something after `/`");
-    }
-    for token in rest.split('/') {
-        if token.is_empty() {
-            return bad("empty path segment (`//` or trailing `/`)");
-        }
-        if !token.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            return bad("segments may hold only ASCII letters, digits and `_`");
-        }
-        if token.starts_with(|c: char| c.is_ascii_digit()) {
-            return bad("segments must not start with a digit");
-        }
-        if token.contains("__") {
-            return bad("segments must not contain `__`");
-        }
-    }
-    Ok(())
+    Err(BagError::InvalidTopicName {
+        name: name.to_string(),
+        reason,
+    })
 }
 
 /// Checks a ROS 2 interface type name: `package/msg/Type` (also `srv` and `action`).

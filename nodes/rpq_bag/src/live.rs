@@ -22,6 +22,13 @@
 //!    `rpq_bag.replay.first_log_time_ns` (input log time at offset 0), so an input time `t`
 //!    was due at `start + (t - first) / rate`.
 //!
+//! With [`ReplayOptions::clock`] set (`--clock HZ`, like `ros2 bag play --clock`) the harness
+//! also publishes the bag's time on `/clock` (`rosgraph_msgs/msg/Clock`, best effort) for nodes
+//! running with `use_sim_time`: the first played log time while it matches peers and waits,
+//! then `first + elapsed × rate` at `HZ` (and, just before each message, that message's log
+//! time exactly) through the settle time. The published time never goes backwards; with rate 0
+//! it steps from message to message.
+//!
 //! SIGINT/SIGTERM (a [`Shutdown`]) stops early; what was recorded so far is still written.
 //!
 //! ```no_run
@@ -47,6 +54,9 @@ use std::time::Duration;
 
 use futures::stream::{self, StreamExt};
 use ros2_client::qos::{Durability as DdsDurability, History, Reliability as DdsReliability};
+use ros2_client::Publisher;
+use rpq_ros::clock::{clock_qos, CLOCK_TOPIC};
+use rpq_ros::msg::{builtin_interfaces::Time, rosgraph_msgs::Clock as ClockMsg};
 use rpq_ros::node::RosNode;
 use rpq_ros::shutdown::Shutdown;
 use rpq_ros::{qos as ros_qos, ros_info, ros_warn};
@@ -106,6 +116,8 @@ pub struct ReplayOptions {
     pub settle: Duration,
     /// Longest wait for subscribers of the played topics and publishers of the recorded ones.
     pub wait_timeout: Duration,
+    /// Publish the bag's time on `/clock` at this rate (Hz); `None`: no `/clock`.
+    pub clock: Option<f64>,
 }
 
 impl ReplayOptions {
@@ -122,6 +134,7 @@ impl ReplayOptions {
             start_delay: Duration::from_millis(500),
             settle: Duration::from_secs(1),
             wait_timeout: Duration::from_secs(20),
+            clock: None,
         }
     }
 }
@@ -477,6 +490,38 @@ struct Run<'a> {
     /// `None`: until shutdown.
     settle: Option<Duration>,
     wait_timeout: Duration,
+    clock: Option<BagClock>,
+}
+
+/// Publishes the bag's time on `/clock` during a replay.
+struct BagClock {
+    publisher: Publisher<ClockMsg>,
+    period: Duration,
+    first_log_time: u64,
+    rate: f64,
+    /// The last time published (ns since the epoch): what is published never goes back.
+    last: std::cell::Cell<u64>,
+}
+
+impl BagClock {
+    /// The bag time `elapsed` after playback started (`None`: not started yet).
+    fn bag_time(&self, elapsed: Option<Duration>) -> u64 {
+        let since = elapsed.map_or(0, |e| (e.as_nanos() as f64 * self.rate).round() as u64);
+        self.first_log_time.saturating_add(since)
+    }
+
+    /// Publishes `t` (ns), or the last time published if that is later; logs a failure.
+    fn publish(&self, node: &RosNode, t: u64) {
+        let t = t.max(self.last.get());
+        self.last.set(t);
+        let clock = Time {
+            sec: i32::try_from(t / 1_000_000_000).unwrap_or(i32::MAX),
+            nanosec: (t % 1_000_000_000) as u32,
+        };
+        if let Err(e) = self.publisher.publish(ClockMsg { clock }) {
+            ros_warn!(node.logger(), "cannot publish {CLOCK_TOPIC}: {e}");
+        }
+    }
 }
 
 struct RunResult {
@@ -527,10 +572,13 @@ impl Run<'_> {
         let mut phase = Phase::Matching {
             since: Instant::now(),
         };
+        // for /clock: when playback started, and when the clock is due next
+        let mut play_start: Option<Instant> = None;
+        let mut next_clock = Instant::now();
         loop {
             let now = Instant::now();
             // Advance the phase as far as time allows; compute the next wake-up.
-            let wake = loop {
+            let mut wake = loop {
                 match phase {
                     Phase::Matching { since } => {
                         let missing = self.unmatched();
@@ -559,10 +607,9 @@ impl Run<'_> {
                                 self.plan.duration().as_secs_f64()
                             );
                         }
-                        phase = Phase::Playing {
-                            start: Instant::now(),
-                            next: 0,
-                        };
+                        let start = Instant::now();
+                        play_start = Some(start);
+                        phase = Phase::Playing { start, next: 0 };
                     }
                     Phase::Delay { until } => break until,
                     Phase::Playing { next, .. } if next >= steps.len() => {
@@ -578,6 +625,9 @@ impl Run<'_> {
                             break due;
                         }
                         out.max_lateness = out.max_lateness.max(now - due);
+                        if let Some(clock) = &self.clock {
+                            clock.publish(self.node, step.log_time);
+                        }
                         let player = &self.players[&step.topic];
                         player.publisher.publish_cdr(&step.data).map_err(|reason| {
                             BagError::Publish {
@@ -599,6 +649,15 @@ impl Run<'_> {
                     }
                 }
             };
+            if let Some(clock) = &self.clock {
+                let now = Instant::now();
+                if now >= next_clock {
+                    let elapsed = play_start.map(|s| now.duration_since(s));
+                    clock.publish(self.node, clock.bag_time(elapsed));
+                    next_clock = now + clock.period;
+                }
+                wake = wake.min(next_clock);
+            }
             tokio::select! {
                 biased;
                 _ = shutdown.wait() => {
@@ -661,7 +720,21 @@ fn write_bag(
 /// registered type and decodes as it.
 pub fn check_replay(options: &ReplayOptions) -> Result<()> {
     check_new_output(&options.output)?;
+    if let Some(hz) = options.clock {
+        clock_period(hz)?;
+    }
     prepare(options).map(drop)
+}
+
+/// The period of `/clock` at `hz`, which must be positive and at most 10 kHz.
+fn clock_period(hz: f64) -> Result<Duration> {
+    if hz.is_finite() && hz > 0.0 && hz <= 10_000.0 {
+        Ok(Duration::from_secs_f64(1.0 / hz))
+    } else {
+        Err(BagError::InvalidSelection {
+            detail: format!("--clock {hz}: the /clock rate must be in (0, 10000] Hz"),
+        })
+    }
 }
 
 /// Replays `options.input` into the running graph and records `options.record`; see the
@@ -692,6 +765,16 @@ pub async fn replay(
             },
         );
     }
+    let clock = match options.clock {
+        Some(hz) => Some(BagClock {
+            publisher: node.publisher::<ClockMsg>(CLOCK_TOPIC, clock_qos())?,
+            period: clock_period(hz)?,
+            first_log_time: prepared.first_log_time,
+            rate: options.rate,
+            last: std::cell::Cell::new(0),
+        }),
+        None => None,
+    };
     let recorders = create_recorders(node, &recorded, options.wait_timeout, shutdown).await?;
     let run = Run {
         node,
@@ -701,6 +784,7 @@ pub async fn replay(
         start_delay: options.start_delay,
         settle: Some(options.settle),
         wait_timeout: options.wait_timeout,
+        clock,
     };
     let result = run.go(shutdown).await?;
     if result.interrupted {
@@ -767,6 +851,7 @@ pub async fn record(
         start_delay: Duration::ZERO,
         settle: options.duration,
         wait_timeout: options.wait_timeout,
+        clock: None,
     };
     let result = run.go(shutdown).await?;
     let mut custom = BTreeMap::new();

@@ -5,7 +5,7 @@
 //! rpq_bag info BAG
 //! rpq_bag replay INPUT --output DIR [--play TOPIC...] [--record TOPIC...] [--rate R]
 //!                [--start-delay S] [--settle S] [--remap FROM:=TO]... [--wait-timeout S]
-//!                [--ros-args ...]
+//!                [--clock [HZ]] [--ros-args ...]
 //! rpq_bag record --output DIR TOPIC... [--duration S] [--wait-timeout S] [--ros-args ...]
 //! ```
 //! Exit status: 0 done (also after SIGINT/SIGTERM, with what was recorded written), 1 error,
@@ -73,6 +73,10 @@ enum Command {
         /// recorded ones.
         #[arg(long, default_value = "20", value_parser = seconds)]
         wait_timeout: Duration,
+        /// Publish the bag's time on /clock at HZ (default 40), for nodes with use_sim_time
+        /// (like `ros2 bag play --clock`).
+        #[arg(long, value_name = "HZ", num_args = 0..=1, default_missing_value = "40")]
+        clock: Option<f64>,
     },
     /// Record topics into a new bag until the duration passes or SIGINT/SIGTERM.
     Record {
@@ -218,6 +222,7 @@ fn main() -> ExitCode {
             settle,
             remap,
             wait_timeout,
+            clock,
         } => Live::Replay(ReplayOptions {
             input,
             output,
@@ -228,6 +233,7 @@ fn main() -> ExitCode {
             start_delay,
             settle,
             wait_timeout,
+            clock,
         }),
         Command::Record {
             topics,

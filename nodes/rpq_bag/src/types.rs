@@ -24,8 +24,8 @@ use futures::{Stream, StreamExt};
 use ros2_client::{Publisher, QosProfile, Subscription};
 use rpq_ros::interfaces::rpq_interfaces;
 use rpq_ros::msg::{
-    builtin_interfaces, geometry_msgs, nav_msgs, sensor_msgs, std_msgs, tf2_msgs, trajectory_msgs,
-    visualization_msgs, RosMessage,
+    builtin_interfaces, geometry_msgs, nav_msgs, rosgraph_msgs, sensor_msgs, std_msgs, tf2_msgs,
+    trajectory_msgs, visualization_msgs, RosMessage,
 };
 use rpq_ros::node::{RosError, RosNode};
 
@@ -194,6 +194,7 @@ registry!(
     geometry_msgs::Wrench,
     geometry_msgs::WrenchStamped,
     nav_msgs::Path,
+    rosgraph_msgs::Clock,
     rpq_interfaces::msg::AdmittanceStatus,
     rpq_interfaces::msg::DriverStatus,
     rpq_interfaces::msg::FixtureStep,

@@ -18,6 +18,9 @@ use crate::parse::{
     OutputMode, ParamDecl, ParamValueDecl,
 };
 use crate::subst::{shell_split, Call, Part, Template};
+use rpq_ros::names::{
+    validate_namespace, validate_node_name, validate_parameter_name, validate_remap,
+};
 
 /// Why a package or executable was not found: the places searched, each with its reason.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -319,56 +322,19 @@ fn make_absolute(ns: String) -> String {
     }
 }
 
-/// rmw's node name rules.
-pub fn validate_node_name(name: &str) -> Result<(), String> {
-    if name.is_empty() {
-        return Err("node names must not be empty".to_string());
-    }
-    if name.starts_with(|c: char| c.is_ascii_digit()) {
-        return Err("node names must not start with a digit".to_string());
-    }
-    if let Some(c) = name
-        .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || *c == '_'))
-    {
-        return Err(format!(
-            "'{c}' is not allowed (only letters, digits and '_')"
-        ));
-    }
-    if name.len() > 255 {
-        return Err("node names must be shorter than 256 characters".to_string());
-    }
-    Ok(())
-}
-
-/// rmw's namespace rules (absolute form).
-pub fn validate_namespace(ns: &str) -> Result<(), String> {
-    if !ns.starts_with('/') {
-        return Err("namespaces must be absolute".to_string());
-    }
-    if ns == "/" {
-        return Ok(());
-    }
-    if ns.ends_with('/') {
-        return Err("namespaces must not end with '/'".to_string());
-    }
-    for token in ns[1..].split('/') {
-        if token.is_empty() {
-            return Err("namespaces must not contain '//'".to_string());
-        }
-        if token.starts_with(|c: char| c.is_ascii_digit()) {
-            return Err(format!("token '{token}' must not start with a digit"));
-        }
-        if let Some(c) = token
-            .chars()
-            .find(|c| !(c.is_ascii_alphanumeric() || *c == '_'))
-        {
-            return Err(format!(
-                "'{c}' is not allowed (only letters, digits, '_' and '/')"
-            ));
-        }
-    }
-    Ok(())
+/// A [`LaunchError::InvalidName`] for `value` (a `what`) if `check` failed.
+fn check_name(
+    what: &str,
+    value: &str,
+    check: Result<(), String>,
+    span: &Span,
+) -> Result<(), LaunchError> {
+    check.map_err(|reason| LaunchError::InvalidName {
+        span: span.clone(),
+        what: what.to_string(),
+        value: value.to_string(),
+        reason,
+    })
 }
 
 impl Eval<'_> {
@@ -480,12 +446,7 @@ impl Eval<'_> {
                 let ns = make_absolute(
                     prefix_namespace(previous.as_deref(), Some(&pushed)).unwrap_or_default(),
                 );
-                validate_namespace(&ns).map_err(|reason| LaunchError::InvalidName {
-                    span: span.clone(),
-                    what: "namespace".to_string(),
-                    value: ns.clone(),
-                    reason,
-                })?;
+                check_name("namespace", &ns, validate_namespace(&ns), span)?;
                 self.scope.configs.insert(ROS_NAMESPACE.to_string(), ns);
                 Ok(())
             }
@@ -537,7 +498,54 @@ impl Eval<'_> {
         Ok(())
     }
 
+    /// `<node>`: one process. The attributes are evaluated in a fixed order (program,
+    /// arguments, name and namespace, parameters, remaps, environment, output, respawn, working
+    /// directory, label), which decides which error a node with several faults reports.
     fn node(&mut self, decl: &NodeDecl, span: &Span) -> Result<(), LaunchError> {
+        let (package, executable, program) = self.node_program(decl, span)?;
+        let mut command = self.node_prefix_and_arguments(decl, span, &program)?;
+        command.push("--ros-args".to_string());
+        self.node_name_and_namespace(decl, span, &mut command)?;
+        self.node_parameters(decl, &mut command)?;
+        self.node_remaps(decl, span, &mut command)?;
+        let env = self.node_environment(decl, span)?;
+        let output = self.node_output(decl, span)?;
+        let respawn = self.node_respawn(decl, span)?;
+        let cwd = match &decl.cwd {
+            Some(t) => Some(absolute(&self.opts.cwd, Path::new(&self.eval(t, span)?))),
+            None => None,
+        };
+        let label_base = match &decl.exec_name {
+            Some(t) => self.eval(t, span)?,
+            None => program
+                .file_name()
+                .map(|n| n.to_string_lossy().to_string())
+                .unwrap_or_else(|| executable.clone()),
+        };
+        self.counter += 1;
+        self.plan.processes.push(ProcessSpec {
+            label: format!("{label_base}-{}", self.counter),
+            package,
+            executable,
+            command,
+            env,
+            cwd,
+            output,
+            respawn,
+            sigterm_timeout: Duration::from_secs_f64(decl.sigterm_timeout.unwrap_or(5.0)),
+            sigkill_timeout: Duration::from_secs_f64(decl.sigkill_timeout.unwrap_or(5.0)),
+            shutdown_on_exit: decl.shutdown_on_exit,
+            span: span.clone(),
+        });
+        Ok(())
+    }
+
+    /// The node's package, executable name and the program the host finds for them.
+    fn node_program(
+        &mut self,
+        decl: &NodeDecl,
+        span: &Span,
+    ) -> Result<(String, String, PathBuf), LaunchError> {
         let package = self.eval(&decl.package, span)?;
         let executable = self.eval(&decl.executable, span)?;
         if executable.is_empty() || executable.contains('/') {
@@ -556,7 +564,17 @@ impl Eval<'_> {
                 searched: nf.searched,
             }
         })?;
+        Ok((package, executable, program))
+    }
 
+    /// The command line up to the launcher's own ROS arguments: launch prefix, program, `args`,
+    /// and the node's `ros_args` in a `--ros-args` section of their own.
+    fn node_prefix_and_arguments(
+        &mut self,
+        decl: &NodeDecl,
+        span: &Span,
+        program: &Path,
+    ) -> Result<Vec<String>, LaunchError> {
         let mut command: Vec<String> = Vec::new();
         if let Some(prefix) = &decl.launch_prefix {
             let text = self.eval(prefix, span)?;
@@ -579,15 +597,20 @@ impl Eval<'_> {
                 command.push(self.eval(a, span)?);
             }
         }
-        command.push("--ros-args".to_string());
+        Ok(command)
+    }
+
+    /// `-r __node:=name` and `-r __ns:=/ns` (the node's namespace under the pushed one), both
+    /// checked with the ROS name rules.
+    fn node_name_and_namespace(
+        &mut self,
+        decl: &NodeDecl,
+        span: &Span,
+        command: &mut Vec<String>,
+    ) -> Result<(), LaunchError> {
         if let Some(name) = &decl.name {
             let name = self.eval(name, span)?;
-            validate_node_name(&name).map_err(|reason| LaunchError::InvalidName {
-                span: span.clone(),
-                what: "node name".to_string(),
-                value: name.clone(),
-                reason,
-            })?;
+            check_name("node name", &name, validate_node_name(&name), span)?;
             command.extend(["-r".to_string(), format!("__node:={name}")]);
         }
         let node_ns = match &decl.namespace {
@@ -597,14 +620,18 @@ impl Eval<'_> {
         let base = self.scope.configs.get(ROS_NAMESPACE).cloned();
         if let Some(ns) = prefix_namespace(base.as_deref(), node_ns.as_deref()) {
             let ns = make_absolute(ns);
-            validate_namespace(&ns).map_err(|reason| LaunchError::InvalidName {
-                span: span.clone(),
-                what: "namespace".to_string(),
-                value: ns.clone(),
-                reason,
-            })?;
+            check_name("namespace", &ns, validate_namespace(&ns), span)?;
             command.extend(["-r".to_string(), format!("__ns:={ns}")]);
         }
+        Ok(())
+    }
+
+    /// `--params-file F` for `<param from>` and `-p name:=value` for each (flattened) value.
+    fn node_parameters(
+        &mut self,
+        decl: &NodeDecl,
+        command: &mut Vec<String>,
+    ) -> Result<(), LaunchError> {
         for p in &decl.params {
             match p {
                 ParamDecl::File { span, from } => {
@@ -627,17 +654,45 @@ impl Eval<'_> {
                     let mut flat = Vec::new();
                     self.flatten_param(&name, value, span, &mut flat)?;
                     for (n, v) in flat {
+                        validate_parameter_name(&n).map_err(|reason| {
+                            LaunchError::InvalidParameter {
+                                span: span.clone(),
+                                name: n.clone(),
+                                reason,
+                            }
+                        })?;
                         command.extend(["-p".to_string(), format!("{n}:={}", v.to_yaml())]);
                     }
                 }
             }
         }
+        Ok(())
+    }
+
+    /// `-r from:=to` for each `<remap>`, checked with the ROS name rules.
+    fn node_remaps(
+        &mut self,
+        decl: &NodeDecl,
+        span: &Span,
+        command: &mut Vec<String>,
+    ) -> Result<(), LaunchError> {
         for (from, to) in &decl.remaps {
             let from = self.eval(from, span)?;
             let to = self.eval(to, span)?;
-            command.extend(["-r".to_string(), format!("{from}:={to}")]);
+            let rule = format!("{from}:={to}");
+            check_name("remap", &rule, validate_remap(&from, &to), span)?;
+            command.extend(["-r".to_string(), rule]);
         }
+        Ok(())
+    }
 
+    /// The environment changes of the process relative to the launcher's environment: the
+    /// scope's `<set_env>`/`<unset_env>` and the node's `<env>` children.
+    fn node_environment(
+        &mut self,
+        decl: &NodeDecl,
+        span: &Span,
+    ) -> Result<Vec<(String, Option<String>)>, LaunchError> {
         let mut env = self.scope.env.clone();
         for (name, value) in &decl.env {
             let name = self.eval(name, span)?;
@@ -656,9 +711,13 @@ impl Eval<'_> {
                 .filter(|k| !env.contains_key(*k))
                 .map(|k| (k.clone(), None)),
         );
+        Ok(env_changes)
+    }
 
-        let output = match &decl.output {
-            None => OutputMode::Log,
+    /// `output` (default `log`).
+    fn node_output(&mut self, decl: &NodeDecl, span: &Span) -> Result<OutputMode, LaunchError> {
+        match &decl.output {
+            None => Ok(OutputMode::Log),
             Some(t) => {
                 let text = self.eval(t, span)?;
                 parse_output(&text).map_err(|reason| LaunchError::InvalidAttribute {
@@ -666,9 +725,17 @@ impl Eval<'_> {
                     tag: "node".to_string(),
                     attribute: "output".to_string(),
                     reason,
-                })?
+                })
             }
-        };
+        }
+    }
+
+    /// `respawn`, `respawn_delay` and `respawn_max_retries`.
+    fn node_respawn(
+        &mut self,
+        decl: &NodeDecl,
+        span: &Span,
+    ) -> Result<Option<Respawn>, LaunchError> {
         let respawn = match &decl.respawn {
             None => false,
             Some(t) => {
@@ -681,37 +748,10 @@ impl Eval<'_> {
                 })?
             }
         };
-        let respawn = respawn.then(|| Respawn {
+        Ok(respawn.then(|| Respawn {
             delay: Duration::from_secs_f64(decl.respawn_delay.unwrap_or(0.0)),
             max_retries: decl.respawn_max_retries.and_then(|n| u64::try_from(n).ok()),
-        });
-        let cwd = match &decl.cwd {
-            Some(t) => Some(absolute(&self.opts.cwd, Path::new(&self.eval(t, span)?))),
-            None => None,
-        };
-        let label_base = match &decl.exec_name {
-            Some(t) => self.eval(t, span)?,
-            None => program
-                .file_name()
-                .map(|n| n.to_string_lossy().to_string())
-                .unwrap_or_else(|| executable.clone()),
-        };
-        self.counter += 1;
-        self.plan.processes.push(ProcessSpec {
-            label: format!("{label_base}-{}", self.counter),
-            package,
-            executable,
-            command,
-            env: env_changes,
-            cwd,
-            output,
-            respawn,
-            sigterm_timeout: Duration::from_secs_f64(decl.sigterm_timeout.unwrap_or(5.0)),
-            sigkill_timeout: Duration::from_secs_f64(decl.sigkill_timeout.unwrap_or(5.0)),
-            shutdown_on_exit: decl.shutdown_on_exit,
-            span: span.clone(),
-        });
-        Ok(())
+        }))
     }
 
     fn flatten_param(
@@ -1383,6 +1423,44 @@ mod tests {
         }
         let host = host_with(r#"<launch><push_ros_namespace namespace="a b"/></launch>"#);
         assert!(run(&host, "/ws/main.launch.xml", &[]).is_err());
+    }
+
+    /// The launcher applies the node's own name rules (`rpq_ros::names`): what used to pass
+    /// here and fail at the node's start-up (remaps, parameter names, long node names) is
+    /// refused with the launch file's position, and what the node accepts still passes.
+    #[test]
+    fn names_follow_the_nodes_rules() {
+        let node = |inner: &str, attrs: &str| {
+            format!(
+                r#"<launch><node pkg="robot_sim" exec="robot_sim" {attrs}>{inner}</node></launch>"#
+            )
+        };
+        let long = "n".repeat(256);
+        for (xml, needle) in [
+            (node(r#"<remap from="a-b" to="c"/>"#, ""), "invalid remap"),
+            (node(r#"<remap from="a" to="b//c"/>"#, ""), "invalid remap"),
+            (node(r#"<remap from="__ns" to="rel"/>"#, ""), "absolute"),
+            (
+                node(r#"<param name="a..b" value="1"/>"#, ""),
+                "invalid parameter",
+            ),
+            (
+                node(r#"<param name="a b" value="1"/>"#, ""),
+                "invalid parameter",
+            ),
+            (node("", &format!(r#"name="{long}""#)), "255"),
+        ] {
+            let e = run(&host_with(&xml), "/ws/main.launch.xml", &[])
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(needle), "{xml}: {e}");
+        }
+        let ok = node(
+            r#"<remap from="~/status" to="/{node}/state"/><param name="ctrl.gain" value="1"/>"#,
+            r#"name="sim""#,
+        );
+        let plan = run(&host_with(&ok), "/ws/main.launch.xml", &[]).unwrap();
+        assert!(commands(&plan)[0].contains("-r ~/status:=/{node}/state"));
     }
 
     #[test]

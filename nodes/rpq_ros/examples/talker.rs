@@ -2,7 +2,7 @@
 //! `std_srvs/Trigger` service `~/reset` that restarts the counter.
 //!
 //! ```text
-//! talker [--listen [--no-wait]] [--ros-args -p rate_hz:=5.0 -p count:=3 -r __node:=t1 ...]
+//! talker [--listen [--no-wait]] [--ros-args -p publish_rate:=5.0 -p count:=3 -r __node:=t1 ...]
 //! ```
 //!
 //! With `--listen` it instead subscribes to `chatter`, calls `/talker/reset` once (with retry,
@@ -28,7 +28,7 @@ type BoxError = Box<dyn std::error::Error>;
 async fn main() -> Result<(), BoxError> {
     let shutdown = Shutdown::install()?;
     let decls = [
-        ParamDecl::double("rate_hz", 2.0)
+        ParamDecl::double("publish_rate", 2.0)
             .describe("publishing rate [Hz]")
             .range(0.1, 1000.0),
         ParamDecl::string("message", "hello"),
@@ -55,7 +55,7 @@ async fn main() -> Result<(), BoxError> {
 
 async fn talk(node: &mut RosNode, shutdown: &Shutdown, count: u64) -> Result<(), BoxError> {
     let log = node.logger().clone();
-    let period = Duration::from_secs_f64(1.0 / node.params().f64("rate_hz")?);
+    let period = Duration::from_secs_f64(1.0 / node.params().f64("publish_rate")?);
     let text = node.params().str("message")?.to_string();
     let publisher = node.publisher::<std_msgs::String>("chatter", qos::default())?;
     let server = node.service::<Trigger>("~/reset")?;

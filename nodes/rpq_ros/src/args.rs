@@ -14,6 +14,9 @@
 //! | `--enable-stdout-logs` / `--disable-stdout-logs` | logging to the console (default on) |
 //! | `--log-config-file F`, `--enable/--disable-external-lib-logs` | accepted and ignored, with a note |
 //!
+//! Node names, namespaces, remap rules and parameter names are checked by [`crate::names`], the
+//! same rules `rpq_launch` applies to a launch file.
+//!
 //! `-e`/`--enclave` (SROS2 security) is rejected: this transport has no DDS security. Any other
 //! argument inside a ROS section is an error, as in rclcpp (`UnknownROSArgsError`). Arguments
 //! outside the ROS sections are returned to the program untouched.
@@ -36,6 +39,8 @@
 use std::path::PathBuf;
 
 use crate::log::LogLevel;
+pub use crate::names::Remap;
+use crate::names::{validate_node_name, validate_parameter_name, validate_remap};
 
 /// Errors in the ROS command line.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -95,17 +100,6 @@ pub enum ArgsError {
         /// The argument.
         arg: String,
     },
-}
-
-/// A remap rule `[node:]from:=to`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Remap {
-    /// Only for the node of this name, if given.
-    pub node: Option<String>,
-    /// Name to match (may be relative or `~/private`).
-    pub from: String,
-    /// Replacement.
-    pub to: String,
 }
 
 /// A parameter override `[node:]name:=value`.
@@ -181,42 +175,6 @@ fn bad_name(flag: &str, value: &str, reason: impl Into<String>) -> ArgsError {
         value: value.to_string(),
         reason: reason.into(),
     }
-}
-
-/// Checks a node base name: `[A-Za-z_][A-Za-z0-9_]*`.
-pub fn validate_node_name(name: &str) -> Result<(), String> {
-    let mut chars = name.chars();
-    match chars.next() {
-        None => return Err("a node name must not be empty".into()),
-        Some(c) if c.is_ascii_alphabetic() || c == '_' => {}
-        Some(c) => return Err(format!("a node name must not start with {c:?}")),
-    }
-    if let Some(c) = chars.find(|c| !(c.is_ascii_alphanumeric() || *c == '_')) {
-        return Err(format!("a node name must not contain {c:?}"));
-    }
-    Ok(())
-}
-
-/// Checks an absolute namespace: `/` or `/tok(/tok)*` with tokens like node names.
-pub fn validate_namespace(ns: &str) -> Result<(), String> {
-    if !ns.starts_with('/') {
-        return Err(format!(
-            "namespace {ns:?} must be absolute (start with '/')"
-        ));
-    }
-    if ns == "/" {
-        return Ok(());
-    }
-    for tok in ns[1..].split('/') {
-        if tok.is_empty() {
-            return Err(format!(
-                "namespace {ns:?} must not end with '/' or contain '//'"
-            ));
-        }
-        validate_node_name(tok)
-            .map_err(|e| format!("namespace {ns:?}: {}", e.replace("a node name", "a token")))?;
-    }
-    Ok(())
 }
 
 /// Parses a log level name, case-insensitively.
@@ -377,19 +335,7 @@ fn parse_param(flag: &str, s: &str) -> Result<ParamArg, ArgsError> {
     if let Some(n) = node {
         validate_node_name(n).map_err(|e| bad_name(flag, s, e))?;
     }
-    if name.is_empty() {
-        return Err(bad_name(flag, s, "the parameter name is empty"));
-    }
-    if let Some(c) = name
-        .chars()
-        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '/')))
-    {
-        return Err(bad_name(
-            flag,
-            s,
-            format!("parameter name {name:?} must not contain {c:?}"),
-        ));
-    }
+    validate_parameter_name(name).map_err(|e| bad_name(flag, s, e))?;
     Ok(ParamArg {
         node: node.map(str::to_string),
         name: name.to_string(),
@@ -403,21 +349,7 @@ fn parse_remap(flag: &str, s: &str) -> Result<Remap, ArgsError> {
     if let Some(n) = node {
         validate_node_name(n).map_err(|e| bad_name(flag, s, e))?;
     }
-    match from {
-        "__node" | "__name" => validate_node_name(to).map_err(|e| bad_name(flag, s, e))?,
-        "__ns" => validate_namespace(to).map_err(|e| bad_name(flag, s, e))?,
-        _ if from.starts_with("__") => {
-            return Err(bad_name(
-                flag,
-                s,
-                format!("unknown special name {from:?} (expected __node, __name or __ns)"),
-            ))
-        }
-        _ => {
-            crate::node::names::validate_topic(from).map_err(|e| bad_name(flag, s, e))?;
-            crate::node::names::validate_topic(to).map_err(|e| bad_name(flag, s, e))?;
-        }
-    }
+    validate_remap(from, to).map_err(|e| bad_name(flag, s, e))?;
     Ok(Remap {
         node: node.map(str::to_string),
         from: from.to_string(),
@@ -495,10 +427,22 @@ mod tests {
             (&["--ros-args", "-r", "a:=b//c"], "//"),
             (&["--ros-args", "-r", "__foo:=x"], "__foo"),
             (&["--ros-args", "-r"], "needs a value"),
+            (&["--ros-args", "-r", "a:={4x}"], "digit"),
+            (&["--ros-args", "-p", "a..b:=1"], ".."),
+            (&["--ros-args", "-p", "a-b:=1"], "'-'"),
         ] {
             let err = parse(args).unwrap_err().to_string();
             assert!(err.contains(needle), "{args:?}: {err}");
         }
+    }
+
+    #[test]
+    fn long_node_names_are_refused_as_in_rpq_launch() {
+        let long = format!("__node:={}", "n".repeat(256));
+        let err = parse(&["--ros-args", "-r", &long]).unwrap_err();
+        assert!(err.to_string().contains("255"), "{err}");
+        let ok = format!("__node:={}", "n".repeat(255));
+        assert!(parse(&["--ros-args", "-r", &ok]).is_ok());
     }
 
     #[test]

@@ -14,7 +14,7 @@
 //! use rpq_ros::{msg::RosMessage, srv::RosService};
 //!
 //! assert_eq!(DriverStatus::TYPE_NAME, "rpq_interfaces/msg/DriverStatus");
-//! assert_eq!(DriverStatus::MODE_VELOCITY, "velocity");
+//! assert_eq!(DriverStatus::MODE_VELOCITY, 2_u8);
 //! assert_eq!(ComputeForwardKinematics::TYPE_NAME, "rpq_interfaces/srv/ComputeForwardKinematics");
 //! ```
 

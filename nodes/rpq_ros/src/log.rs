@@ -8,7 +8,8 @@
 //! ```
 //!
 //! The logger name is the node name, prefixed with its namespace in dotted form as in rclcpp
-//! (`/arm/robot_sim` logs as `arm.robot_sim`).
+//! (`/arm/robot_sim` logs as `arm.robot_sim`). [`WarnThrottle`] collapses a warning that
+//! repeats every cycle into one line every few seconds with a count.
 //!
 //! ```
 //! use rpq_ros::log::{LogLevel, Logger};
@@ -189,6 +190,84 @@ impl Logger {
     }
 }
 
+/// Collapses repeated identical warnings: a message equal to the previous one within
+/// `window` seconds is suppressed; the next one logged says how many were.
+///
+/// Times are seconds on any clock that only moves forward (a node passes its
+/// [`Clock::seconds`](crate::clock::Clock::seconds)).
+///
+/// ```
+/// use rpq_ros::log::WarnThrottle;
+/// let mut t = WarnThrottle::new(1.0);
+/// assert_eq!(t.filter("bad", 0.0).as_deref(), Some("bad"));
+/// assert_eq!(t.filter("bad", 0.5), None);
+/// assert_eq!(t.filter("bad", 0.7), None);
+/// assert_eq!(
+///     t.filter("bad", 1.2).as_deref(),
+///     Some("bad (repeated 2 more times in the last 1.2 s)")
+/// );
+/// assert_eq!(t.filter("other", 1.3).as_deref(), Some("other"));
+/// ```
+#[derive(Debug, Clone)]
+pub struct WarnThrottle {
+    window: f64,
+    last: Option<(String, f64)>,
+    suppressed: u64,
+}
+
+impl WarnThrottle {
+    /// A throttle that suppresses repeats for `window` seconds after a message is logged.
+    pub fn new(window: f64) -> Self {
+        Self {
+            window,
+            last: None,
+            suppressed: 0,
+        }
+    }
+
+    /// The text to log for `msg` at time `now` (s), or `None` to stay silent.
+    pub fn filter(&mut self, msg: &str, now: f64) -> Option<String> {
+        if let Some((last, logged_at)) = &self.last {
+            if last == msg {
+                if now - *logged_at < self.window {
+                    self.suppressed += 1;
+                    return None;
+                }
+                let text = if self.suppressed > 0 {
+                    format!(
+                        "{msg} (repeated {} more times in the last {:.1} s)",
+                        self.suppressed,
+                        now - logged_at
+                    )
+                } else {
+                    msg.to_string()
+                };
+                self.last = Some((msg.to_string(), now));
+                self.suppressed = 0;
+                return Some(text);
+            }
+        }
+        let text = if self.suppressed > 0 {
+            format!(
+                "{msg} (before this, the previous warning was repeated {} more times)",
+                self.suppressed
+            )
+        } else {
+            msg.to_string()
+        };
+        self.last = Some((msg.to_string(), now));
+        self.suppressed = 0;
+        Some(text)
+    }
+
+    /// Logs `msg` at `Warn` on `logger` unless this throttle suppresses it at `now` (s).
+    pub fn warn(&mut self, logger: &Logger, msg: &str, now: f64) {
+        if let Some(text) = self.filter(msg, now) {
+            logger.warn(text);
+        }
+    }
+}
+
 /// Logs with an explicit level: `ros_log!(logger, LogLevel::Warn, "x = {}", x)`.
 #[macro_export]
 macro_rules! ros_log {
@@ -271,5 +350,25 @@ mod tests {
         ] {
             assert_eq!(level_from_u8(v as u8), v);
         }
+    }
+
+    #[test]
+    fn throttle_collapses_repeats_and_reports_them() {
+        let mut t = WarnThrottle::new(2.0);
+        assert_eq!(t.filter("a", 0.0).as_deref(), Some("a"));
+        for k in 1..=5 {
+            assert_eq!(t.filter("a", 0.1 * k as f64), None);
+        }
+        assert_eq!(
+            t.filter("b", 1.0).as_deref(),
+            Some("b (before this, the previous warning was repeated 5 more times)")
+        );
+        assert_eq!(t.filter("a", 1.1).as_deref(), Some("a"));
+        assert_eq!(t.filter("a", 3.2).as_deref(), Some("a"));
+        assert_eq!(t.filter("a", 3.3), None);
+        assert_eq!(
+            t.filter("a", 5.3).as_deref(),
+            Some("a (repeated 1 more times in the last 2.1 s)")
+        );
     }
 }

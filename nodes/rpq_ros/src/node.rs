@@ -52,8 +52,6 @@
 //! }
 //! ```
 
-pub mod names;
-
 use std::{
     collections::BTreeMap,
     sync::{
@@ -71,10 +69,11 @@ use ros2_client::{
 use serde::{de::DeserializeOwned, Serialize};
 
 use crate::{
-    args::{validate_node_name, ArgsError, RosArgs},
+    args::{ArgsError, RosArgs},
     env::{EnvError, RosEnv},
     log::{logger_name, LogLevel, Logger},
     msg::RosMessage,
+    names::{self, validate_node_name},
     params::{ParamDecl, ParamError, Params},
     qos,
     service::{ServiceClient, ServiceError},
@@ -490,9 +489,7 @@ impl RosNode {
         publisher: &Publisher<M>,
         timeout: Duration,
     ) -> bool {
-        tokio::time::timeout(timeout, publisher.wait_for_subscription(&self.node))
-            .await
-            .is_ok()
+        wait_in_slices(timeout, || publisher.wait_for_subscription(&self.node)).await
     }
 
     /// Waits until at least one publisher matches `subscription`, or `timeout` passes; returns
@@ -502,9 +499,30 @@ impl RosNode {
         subscription: &Subscription<M>,
         timeout: Duration,
     ) -> bool {
-        tokio::time::timeout(timeout, subscription.wait_for_publisher(&self.node))
-            .await
-            .is_ok()
+        wait_in_slices(timeout, || subscription.wait_for_publisher(&self.node)).await
+    }
+}
+
+/// How often a wait for a match re-reads the match state.
+const MATCH_RECHECK_PERIOD: Duration = Duration::from_millis(200);
+
+/// Runs `wait()` in slices of [`MATCH_RECHECK_PERIOD`] until it resolves or `timeout` passes;
+/// returns whether it resolved. ros2-client's match waits resolve on a graph event, which can be
+/// lost; each new wait re-reads the match state first, so a match whose event was lost is seen.
+async fn wait_in_slices<F: std::future::Future<Output = ()>>(
+    timeout: Duration,
+    mut wait: impl FnMut() -> F,
+) -> bool {
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        let now = tokio::time::Instant::now();
+        if now >= deadline {
+            return false;
+        }
+        let slice = (deadline - now).min(MATCH_RECHECK_PERIOD);
+        if tokio::time::timeout(slice, wait()).await.is_ok() {
+            return true;
+        }
     }
 }
 

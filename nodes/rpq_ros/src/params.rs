@@ -13,7 +13,7 @@
 //!     use_sim_time: false
 //! /arm/robot_sim:           # fully qualified node name; `robot_sim:` means `/robot_sim`
 //!   ros__parameters:
-//!     rate_hz: 250.0
+//!     update_rate: 250.0
 //!     limits:               # nested mappings flatten to dotted names: `limits.velocity`
 //!       velocity: 1.0
 //! ```
@@ -26,19 +26,23 @@
 //!   `use_sim_time`, which every node has;
 //! * a value of the wrong type is an error naming the parameter, where the value came from and
 //!   the expected type. An integer literal is accepted for a `double` (and in a `double[]`), as a
-//!   convenience rclcpp does not offer: `rate_hz: 250` is 250.0;
-//! * a value outside the declared range is an error; a parameter declared without a default and
-//!   not given is an error.
+//!   convenience rclcpp does not offer: `update_rate: 250` is 250.0;
+//! * a value outside the declared range, a string not among the declared allowed values and an
+//!   array of the wrong length are errors; a parameter declared without a default and not given
+//!   is an error.
+//!
+//! The suite's nodes do not write declarations by hand: `rpq_param_gen` generates them from each
+//! node's definition file (`nodes/<package>/params/<node>.yaml`).
 //!
 //! ```
 //! use rpq_ros::params::{ParamDecl, Params};
 //! let decls = [
-//!     ParamDecl::double("rate_hz", 100.0).describe("integration rate [Hz]").range(1.0, 1000.0),
+//!     ParamDecl::double("update_rate", 100.0).describe("integration rate [Hz]").range(1.0, 1000.0),
 //!     ParamDecl::string_required("robot_description_file"),
 //! ];
-//! let yaml = "robot_sim:\n  ros__parameters:\n    rate_hz: 250\n    robot_description_file: rx60.urdf\n";
+//! let yaml = "robot_sim:\n  ros__parameters:\n    update_rate: 250\n    robot_description_file: rx60.urdf\n";
 //! let p = Params::resolve(&decls, "/robot_sim", &[("params.yaml", yaml)], &[]).unwrap();
-//! assert_eq!(p.f64("rate_hz").unwrap(), 250.0);
+//! assert_eq!(p.f64("update_rate").unwrap(), 250.0);
 //! assert_eq!(p.str("robot_description_file").unwrap(), "rx60.urdf");
 //! ```
 
@@ -106,6 +110,19 @@ pub enum ParamError {
         value: String,
         /// The range, e.g. `[1, 1000]`.
         range: String,
+    },
+    /// A value refused by a rule of its declaration other than the range: a string that is not
+    /// one of the allowed values, an array of the wrong length.
+    #[error("{origin}: parameter `{name}` = {value} is refused: {rule}")]
+    Refused {
+        /// Parameter name.
+        name: String,
+        /// Where the value came from.
+        origin: String,
+        /// The value, as text.
+        value: String,
+        /// The rule it breaks, e.g. `one of rate_limited, instant`.
+        rule: String,
     },
     /// A parameter declared without default was not given a value.
     #[error("node {node}: parameter `{name}` ({ty}) is required but was not given")]
@@ -237,6 +254,10 @@ pub struct ParamDecl {
     pub description: String,
     /// Allowed range for numbers.
     pub range: Option<Range>,
+    /// Allowed values of a `string` parameter; empty: any.
+    pub one_of: Vec<String>,
+    /// Fixed number of elements of an array parameter; `None`: any.
+    pub length: Option<usize>,
     /// Whether remote `set_parameters` calls are refused.
     pub read_only: bool,
 }
@@ -259,6 +280,8 @@ impl ParamDecl {
             default: Some(default),
             description: String::new(),
             range: None,
+            one_of: Vec::new(),
+            length: None,
             read_only: false,
         }
     }
@@ -271,6 +294,8 @@ impl ParamDecl {
             default: None,
             description: String::new(),
             range: None,
+            one_of: Vec::new(),
+            length: None,
             read_only: false,
         }
     }
@@ -326,6 +351,20 @@ impl ParamDecl {
         self
     }
 
+    /// Restricts a `string` parameter to the given values.
+    #[must_use]
+    pub fn one_of(mut self, allowed: &[&str]) -> ParamDecl {
+        self.one_of = allowed.iter().map(|s| s.to_string()).collect();
+        self
+    }
+
+    /// Fixes the number of elements of an array parameter.
+    #[must_use]
+    pub fn length(mut self, n: usize) -> ParamDecl {
+        self.length = Some(n);
+        self
+    }
+
     /// Marks the parameter read-only: it cannot be changed after start-up.
     #[must_use]
     pub fn read_only(mut self) -> ParamDecl {
@@ -355,6 +394,20 @@ impl ParamDecl {
                 if from <= to => {}
             (Some(r), ty) => return Err(bad(format!("range {r} does not fit type {ty}"))),
         }
+        if !self.one_of.is_empty() && self.ty != ParamType::String {
+            return Err(bad(format!("allowed values do not fit type {}", self.ty)));
+        }
+        if self.length.is_some()
+            && !matches!(
+                self.ty,
+                ParamType::BoolArray
+                    | ParamType::IntArray
+                    | ParamType::DoubleArray
+                    | ParamType::StringArray
+            )
+        {
+            return Err(bad(format!("a length does not fit type {}", self.ty)));
+        }
         if let Some(d) = &self.default {
             if ParamType::of(d) != Some(self.ty) {
                 return Err(bad(format!("default {d:?} is not a {}", self.ty)));
@@ -364,7 +417,37 @@ impl ParamDecl {
         Ok(())
     }
 
+    /// Checks a value of the declared type against the range, allowed values and length.
     fn check_range(&self, v: &ParameterValue, origin: &str) -> Result<(), ParamError> {
+        let refused = |value: String, rule: String| ParamError::Refused {
+            name: self.name.clone(),
+            origin: origin.to_string(),
+            value,
+            rule,
+        };
+        if let ParameterValue::String(s) = v {
+            if !self.one_of.is_empty() && !self.one_of.contains(s) {
+                return Err(refused(
+                    format!("{s:?}"),
+                    format!("not one of {}", self.one_of.join(", ")),
+                ));
+            }
+        }
+        if let Some(n) = self.length {
+            let len = match v {
+                ParameterValue::BooleanArray(a) => a.len(),
+                ParameterValue::IntegerArray(a) => a.len(),
+                ParameterValue::DoubleArray(a) => a.len(),
+                ParameterValue::StringArray(a) => a.len(),
+                _ => n,
+            };
+            if len != n {
+                return Err(refused(
+                    format!("{len} elements"),
+                    format!("needs exactly {n} elements"),
+                ));
+            }
+        }
         let Some(range) = self.range else {
             return Ok(());
         };
@@ -798,6 +881,19 @@ impl Params {
     }
 }
 
+/// The elements of an array parameter declared with a fixed length (`ParamDecl::length`), as an
+/// array of that length; an error naming the parameter if the length differs.
+pub fn fixed<T: Clone, const N: usize>(name: &str, values: &[T]) -> Result<[T; N], ParamError> {
+    <&[T; N]>::try_from(values)
+        .cloned()
+        .map_err(|_| ParamError::Refused {
+            name: name.to_string(),
+            origin: "the declaration".to_string(),
+            value: format!("{} elements", values.len()),
+            rule: format!("needs exactly {N} elements"),
+        })
+}
+
 /// Reads a parameter file to a string (kept apart from parsing, which works on strings).
 pub fn read_file(path: &Path) -> Result<String, ParamError> {
     std::fs::read_to_string(path).map_err(|e| ParamError::Read {
@@ -1003,6 +1099,45 @@ arm:
         ] {
             assert_eq!(node_pattern_matches(pat, fqn), want, "{pat} {fqn}");
         }
+    }
+
+    #[test]
+    fn allowed_values_and_lengths() {
+        let d = [
+            ParamDecl::string("mode", "fast").one_of(&["fast", "slow"]),
+            ParamDecl::double_array("origin", vec![0.0; 3]).length(3),
+        ];
+        let p = Params::resolve(&d, "/n", &[], &[]).unwrap();
+        assert_eq!(p.str("mode").unwrap(), "fast");
+        for (yaml, name) in [("mode: medium", "mode"), ("origin: [1.0, 2.0]", "origin")] {
+            let text = format!("/**:\n  ros__parameters:\n    {yaml}\n");
+            let err = Params::resolve(&d, "/n", &[("x", &text)], &[]).unwrap_err();
+            assert!(
+                matches!(&err, ParamError::Refused { name: n, .. } if n == name),
+                "{yaml}: {err}"
+            );
+        }
+        assert!(d[0]
+            .check_update(&ParameterValue::String("slow".into()))
+            .is_ok());
+        assert!(d[0]
+            .check_update(&ParameterValue::String("x".into()))
+            .is_err());
+        assert!(d[1]
+            .check_update(&ParameterValue::DoubleArray(vec![1.0]))
+            .is_err());
+        let bad = [ParamDecl::string("m", "a").one_of(&["b"])];
+        assert!(Params::resolve(&bad, "/n", &[], &[]).is_err());
+        let bad = [ParamDecl::double("x", 1.0).length(2)];
+        assert!(Params::resolve(&bad, "/n", &[], &[]).is_err());
+        assert_eq!(
+            fixed::<f64, 3>("o", &[1.0, 2.0, 3.0]).unwrap(),
+            [1.0, 2.0, 3.0]
+        );
+        assert!(matches!(
+            fixed::<f64, 3>("o", &[1.0]),
+            Err(ParamError::Refused { .. })
+        ));
     }
 
     #[test]

@@ -367,7 +367,7 @@ fn fixed_cases() -> Vec<Case> {
         case(&std_srvs::EmptyResponse::default()),
         case(&DriverStatus {
             header: header(100, 200, "rx60"),
-            mode: DriverStatus::MODE_TRAJECTORY.into(),
+            mode: DriverStatus::MODE_TRAJECTORY,
             holding: true,
             rejected_commands: 3,
             last_error: "joint_7 unknown".into(),
@@ -420,15 +420,16 @@ fn random_cases() -> Vec<Case> {
                 effort,
             },
         );
-    let status = (text, any::<bool>(), any::<u32>(), text).prop_map(|(mode, holding, n, err)| {
-        DriverStatus {
-            header: std_msgs::Header::default(),
-            mode,
-            holding,
-            rejected_commands: n,
-            last_error: err,
-        }
-    });
+    let status =
+        (any::<u8>(), any::<bool>(), any::<u32>(), text).prop_map(|(mode, holding, n, err)| {
+            DriverStatus {
+                header: std_msgs::Header::default(),
+                mode,
+                holding,
+                rejected_commands: n,
+                last_error: err,
+            }
+        });
     let fk_request = (
         prop::collection::vec(text, 0..4),
         prop::collection::vec(any_f64(), 0..4),
@@ -572,12 +573,12 @@ fn bytes_and_definitions_match_rosbags() {
 #[test]
 fn crosscheck_detects_mismatches() {
     let good = case(&DriverStatus {
-        mode: "position".into(),
+        mode: DriverStatus::MODE_POSITION,
         ..Default::default()
     });
     let swapped = DriverStatus::definition()
-        .replacen("string mode\n", "@@\n", 1)
-        .replacen("bool holding\n", "string mode\n", 1)
+        .replacen("uint8 mode\n", "@@\n", 1)
+        .replacen("bool holding\n", "uint8 mode\n", 1)
         .replacen("@@\n", "bool holding\n", 1);
     assert_ne!(swapped, DriverStatus::definition());
     let mut corrupted = case(&std_msgs::Int32 { data: 5 });

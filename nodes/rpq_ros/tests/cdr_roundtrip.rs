@@ -102,7 +102,7 @@ fn trajectory() -> impl Strategy<Value = trajectory_msgs::JointTrajectory> {
 }
 
 fn driver_status() -> impl Strategy<Value = DriverStatus> {
-    (header(), text(), any::<bool>(), any::<u32>(), text()).prop_map(
+    (header(), any::<u8>(), any::<bool>(), any::<u32>(), text()).prop_map(
         |(header, mode, holding, rejected_commands, last_error)| DriverStatus {
             header,
             mode,

@@ -6,7 +6,7 @@ use rpq_ros::interfaces::rpq_interfaces::msg::VirtualFixture;
 use rpq_ros::msg::geometry_msgs::Wrench;
 use rpq_ros::msg::sensor_msgs::JointState;
 use rpq_ros::msg::std_msgs::Header;
-use rpq_virtual_fixtures::{Combination, Completion, Guidance, Mode, Step};
+use rpq_virtual_fixtures::{Combination, Completion, Guidance, Mode, SequenceState, Step};
 
 use crate::NodeError;
 
@@ -22,21 +22,52 @@ pub enum FixtureMode {
 }
 
 impl FixtureMode {
-    /// Parses a `VirtualFixture::MODE_*` string.
+    /// Every mode, in `VirtualFixture::MODE_*` order.
+    pub const ALL: [FixtureMode; 3] = [Self::Free, Self::OpenLoop, Self::ClosedLoop];
+
+    /// Parses a mode name (`free`, `open_loop`, `closed_loop`), as in the `mode` parameter.
     pub fn parse(s: &str) -> Result<Self, NodeError> {
-        match s {
-            VirtualFixture::MODE_FREE => Ok(Self::Free),
-            VirtualFixture::MODE_OPEN_LOOP => Ok(Self::OpenLoop),
-            VirtualFixture::MODE_CLOSED_LOOP => Ok(Self::ClosedLoop),
-            other => Err(NodeError::bad(
-                "mode",
-                format!("unknown mode `{other}` (expected free, open_loop or closed_loop)"),
-            )),
+        Self::ALL
+            .into_iter()
+            .find(|m| m.as_str() == s)
+            .ok_or_else(|| {
+                NodeError::bad(
+                    "mode",
+                    format!("unknown mode `{s}` (expected free, open_loop or closed_loop)"),
+                )
+            })
+    }
+
+    /// The mode of a `VirtualFixture::MODE_*` number (a message's `mode` field).
+    pub fn from_code(code: u8) -> Result<Self, NodeError> {
+        Self::ALL
+            .into_iter()
+            .find(|m| m.code() == code)
+            .ok_or_else(|| {
+                NodeError::bad(
+                    "mode",
+                    format!(
+                        "unknown mode {code} (expected VirtualFixture.MODE_FREE = {}, \
+                         MODE_OPEN_LOOP = {} or MODE_CLOSED_LOOP = {})",
+                        VirtualFixture::MODE_FREE,
+                        VirtualFixture::MODE_OPEN_LOOP,
+                        VirtualFixture::MODE_CLOSED_LOOP
+                    ),
+                )
+            })
+    }
+
+    /// The mode's name: `free`, `open_loop` or `closed_loop` (parameters and logs).
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Self::Free => "free",
+            Self::OpenLoop => "open_loop",
+            Self::ClosedLoop => "closed_loop",
         }
     }
 
-    /// The `VirtualFixture::MODE_*` string.
-    pub fn as_str(&self) -> &'static str {
+    /// The `VirtualFixture::MODE_*` number.
+    pub fn code(self) -> u8 {
         match self {
             Self::Free => VirtualFixture::MODE_FREE,
             Self::OpenLoop => VirtualFixture::MODE_OPEN_LOOP,
@@ -61,27 +92,28 @@ pub struct Fixture {
     pub guidance: Guidance,
     /// Mode.
     pub mode: FixtureMode,
-    /// `fixture_type` as received.
-    pub fixture_type: String,
+    /// `fixture_type` as received (`VirtualFixture::TYPE_*`).
+    pub fixture_type: u8,
     /// `header.frame_id`.
     pub frame_id: String,
 }
 
 /// Checks and converts a [`VirtualFixture`] message.
 pub fn fixture_from_msg(msg: &VirtualFixture) -> Result<Fixture, NodeError> {
-    let mode = FixtureMode::parse(&msg.mode)?;
+    let mode = FixtureMode::from_code(msg.mode)?;
     let n = msg.n as usize;
     let guidance = Guidance::from_flattened(&msg.d, n, &msg.u)
         .map_err(|e| NodeError::bad("VirtualFixture", e.to_string()))?;
     Ok(Fixture {
         guidance,
         mode,
-        fixture_type: msg.fixture_type.clone(),
+        fixture_type: msg.fixture_type,
         frame_id: msg.header.frame_id.clone(),
     })
 }
 
-/// Builds a [`VirtualFixture`] message.
+/// Builds a [`VirtualFixture`] message for one source (a `source::*` name), without combination
+/// or sequence.
 pub fn fixture_to_msg(
     header: Header,
     fixture_type: &str,
@@ -92,29 +124,92 @@ pub fn fixture_to_msg(
     u.copy_from_slice(g.u.as_slice());
     VirtualFixture {
         header,
-        fixture_type: fixture_type.to_string(),
-        mode: mode.as_str().to_string(),
+        fixture_type: source::code(fixture_type).unwrap_or(0),
+        mode: mode.code(),
         n: g.n() as u8,
         d: g.flattened().collect(),
         u,
-        combination: String::new(),
-        secondary_type: String::new(),
+        combination: 0,
+        secondary_type: 0,
         fallback: false,
-        sequence_state: "empty".into(),
+        sequence_state: VirtualFixture::SEQUENCE_EMPTY,
         sequence_step: -1,
         sequence_step_name: String::new(),
         sequence_length: 0,
     }
 }
 
-/// The guidance source names of `VirtualFixture::TYPE_*`.
+/// The guidance sources by name, as in the `fixture_type` parameter, logs and [`FixtureSpec`];
+/// messages carry them as `VirtualFixture::TYPE_*` numbers ([`source::code`], [`source::name`]).
+pub mod source {
+    use rpq_ros::interfaces::rpq_interfaces::msg::VirtualFixture;
+
+    /// No source: free motion (`VirtualFixture::TYPE_NONE`).
+    pub const NONE: &str = "none";
+    /// The loaded polyline path (`VirtualFixture::TYPE_PATH`).
+    pub const PATH: &str = "path";
+    /// The plane (`VirtualFixture::TYPE_PLANE`).
+    pub const PLANE: &str = "plane";
+    /// The point target (`VirtualFixture::TYPE_POINT`).
+    pub const POINT: &str = "point";
+    /// The remote-centre-of-motion cone (`VirtualFixture::TYPE_RCM_CONE`).
+    pub const RCM_CONE: &str = "rcm_cone";
+
+    /// Every source: name and `VirtualFixture::TYPE_*` number.
+    pub const ALL: [(&str, u8); 5] = [
+        (NONE, VirtualFixture::TYPE_NONE),
+        (PATH, VirtualFixture::TYPE_PATH),
+        (PLANE, VirtualFixture::TYPE_PLANE),
+        (POINT, VirtualFixture::TYPE_POINT),
+        (RCM_CONE, VirtualFixture::TYPE_RCM_CONE),
+    ];
+
+    /// The `VirtualFixture::TYPE_*` number of a source name.
+    pub fn code(name: &str) -> Option<u8> {
+        ALL.iter().find(|(n, _)| *n == name).map(|(_, c)| *c)
+    }
+
+    /// The source name of a `VirtualFixture::TYPE_*` number.
+    pub fn name(code: u8) -> Option<&'static str> {
+        ALL.iter().find(|(_, c)| *c == code).map(|(n, _)| *n)
+    }
+
+    /// "none = 1, path = 2, ...": the accepted numbers, for error messages.
+    pub fn listing() -> String {
+        ALL.iter()
+            .map(|(n, c)| format!("{n} = {c}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// The guidance source names, in `VirtualFixture::TYPE_*` order.
 pub const SOURCE_TYPES: [&str; 5] = [
-    VirtualFixture::TYPE_NONE,
-    VirtualFixture::TYPE_PATH,
-    VirtualFixture::TYPE_PLANE,
-    VirtualFixture::TYPE_POINT,
-    VirtualFixture::TYPE_RCM_CONE,
+    source::NONE,
+    source::PATH,
+    source::PLANE,
+    source::POINT,
+    source::RCM_CONE,
 ];
+
+/// The `VirtualFixture::COMBINATION_*` number of a combination.
+pub fn combination_code(how: Combination) -> u8 {
+    match how {
+        Combination::Intersect => VirtualFixture::COMBINATION_INTERSECT,
+        Combination::Priority => VirtualFixture::COMBINATION_PRIORITY,
+    }
+}
+
+/// The `VirtualFixture::SEQUENCE_*` number of a sequence state.
+pub fn sequence_state_code(state: SequenceState) -> u8 {
+    match state {
+        SequenceState::Empty => VirtualFixture::SEQUENCE_EMPTY,
+        SequenceState::Ready => VirtualFixture::SEQUENCE_READY,
+        SequenceState::Running => VirtualFixture::SEQUENCE_RUNNING,
+        SequenceState::Stopped => VirtualFixture::SEQUENCE_STOPPED,
+        SequenceState::Finished => VirtualFixture::SEQUENCE_FINISHED,
+    }
+}
 
 /// A fixture as chosen by the operator or a sequence step: one source, or two combined.
 #[derive(Debug, Clone, PartialEq)]
@@ -164,7 +259,7 @@ impl FixtureSpec {
             None
         } else {
             known("secondary", secondary)?;
-            if secondary == VirtualFixture::TYPE_NONE || primary == VirtualFixture::TYPE_NONE {
+            if secondary == source::NONE || primary == source::NONE {
                 return Err(NodeError::bad(
                     "secondary",
                     "`none` cannot be combined (use a single source)",
@@ -196,6 +291,56 @@ impl FixtureSpec {
         })
     }
 
+    /// Checks and builds a spec from the numbers of a request (`CombineFixtures`, `FixtureStep`):
+    /// sources are `VirtualFixture::TYPE_*`, `secondary` 0 = single source, `combination`
+    /// `VirtualFixture::COMBINATION_*` or 0 = priority, `mode` `VirtualFixture::MODE_*` or 0 =
+    /// `None`; then as [`FixtureSpec::parse`].
+    pub fn from_codes(
+        name: &str,
+        primary: u8,
+        secondary: u8,
+        combination: u8,
+        mode: u8,
+    ) -> Result<Self, NodeError> {
+        let source_of = |what: &str, code: u8| {
+            source::name(code).ok_or_else(|| {
+                NodeError::bad(
+                    what,
+                    format!(
+                        "unknown fixture type {code} (expected VirtualFixture.TYPE_*: {})",
+                        source::listing()
+                    ),
+                )
+            })
+        };
+        let primary = source_of("primary", primary)?;
+        let secondary = match secondary {
+            0 => "",
+            code => source_of("secondary", code)?,
+        };
+        let combination = match combination {
+            0 => "",
+            VirtualFixture::COMBINATION_INTERSECT => Combination::Intersect.as_str(),
+            VirtualFixture::COMBINATION_PRIORITY => Combination::Priority.as_str(),
+            other => {
+                return Err(NodeError::bad(
+                    "combination",
+                    format!(
+                        "unknown combination {other} (expected 0, \
+                         VirtualFixture.COMBINATION_INTERSECT = {} or COMBINATION_PRIORITY = {})",
+                        VirtualFixture::COMBINATION_INTERSECT,
+                        VirtualFixture::COMBINATION_PRIORITY
+                    ),
+                ))
+            }
+        };
+        let mode = match mode {
+            0 => "",
+            code => FixtureMode::from_code(code)?.as_str(),
+        };
+        Self::parse(name, primary, secondary, combination, mode)
+    }
+
     /// Whether the spec uses source `t`.
     pub fn uses(&self, t: &str) -> bool {
         self.primary == t || self.secondary.as_ref().is_some_and(|(s, _)| s == t)
@@ -204,15 +349,15 @@ impl FixtureSpec {
 
 /// Checks and converts one [`FixtureStep`] of a `LoadSequence` request.
 pub fn step_from_msg(m: &FixtureStep) -> Result<Step<FixtureSpec>, NodeError> {
-    let fixture = FixtureSpec::parse(&m.name, &m.primary, &m.secondary, &m.combination, &m.mode)?;
-    let completion = match m.completion.as_str() {
-        "" | FixtureStep::COMPLETION_MANUAL => Completion::Manual,
+    let fixture = FixtureSpec::from_codes(&m.name, m.primary, m.secondary, m.combination, m.mode)?;
+    let completion = match m.completion {
+        FixtureStep::COMPLETION_MANUAL => Completion::Manual,
         FixtureStep::COMPLETION_ERROR_BELOW => Completion::ErrorBelow {
             threshold: m.threshold,
             dwell: m.dwell_s,
         },
         FixtureStep::COMPLETION_PATH_END => {
-            if !fixture.uses(VirtualFixture::TYPE_PATH) {
+            if !fixture.uses(source::PATH) {
                 return Err(NodeError::bad(
                     "completion",
                     "path_end needs a step that uses the path",
@@ -227,8 +372,14 @@ pub fn step_from_msg(m: &FixtureStep) -> Result<Step<FixtureSpec>, NodeError> {
             return Err(NodeError::bad(
                 "completion",
                 format!(
-                "unknown completion `{other}` (expected manual, error_below, path_end or duration)"
-            ),
+                    "unknown completion {other} (expected FixtureStep.COMPLETION_MANUAL = {}, \
+                     COMPLETION_ERROR_BELOW = {}, COMPLETION_PATH_END = {} or \
+                     COMPLETION_DURATION = {})",
+                    FixtureStep::COMPLETION_MANUAL,
+                    FixtureStep::COMPLETION_ERROR_BELOW,
+                    FixtureStep::COMPLETION_PATH_END,
+                    FixtureStep::COMPLETION_DURATION
+                ),
             ))
         }
     };
@@ -292,7 +443,7 @@ pub fn parse_path_text(text: &str) -> Result<Vec<Point3<f64>>, NodeError> {
 pub fn points_from_flat(v: &[f64]) -> Result<Vec<Point3<f64>>, NodeError> {
     if !v.len().is_multiple_of(3) {
         return Err(NodeError::config(
-            "path_points",
+            "path.points",
             format!("{} values is not a multiple of 3", v.len()),
         ));
     }
@@ -393,7 +544,7 @@ mod tests {
         .unwrap();
         let msg = fixture_to_msg(
             Header::default(),
-            VirtualFixture::TYPE_PLANE,
+            source::PLANE,
             FixtureMode::ClosedLoop,
             &g,
         );
@@ -408,9 +559,13 @@ mod tests {
         let mut bad = msg.clone();
         bad.d[0] = f64::NAN;
         assert!(fixture_from_msg(&bad).is_err());
+        assert_eq!(back.fixture_type, VirtualFixture::TYPE_PLANE);
         let mut bad = msg;
-        bad.mode = "sideways".into();
+        bad.mode = 0;
         assert!(fixture_from_msg(&bad).is_err());
+        bad.mode = 4;
+        let err = fixture_from_msg(&bad).unwrap_err().to_string();
+        assert!(err.contains("unknown mode 4"), "{err}");
     }
 
     #[test]
@@ -441,9 +596,42 @@ mod tests {
         }
         let err = FixtureSpec::parse("", "cylinder", "", "", "").unwrap_err();
         assert!(err.to_string().contains("cylinder"), "{err}");
+        for m in FixtureMode::ALL {
+            assert_eq!(FixtureMode::from_code(m.code()).unwrap(), m);
+            assert_eq!(FixtureMode::parse(m.as_str()).unwrap(), m);
+        }
+        for (name, code) in source::ALL {
+            assert_eq!(source::name(code), Some(name));
+            assert_eq!(source::code(name), Some(code));
+        }
+        assert_eq!(
+            FixtureSpec::from_codes(
+                "c",
+                VirtualFixture::TYPE_PLANE,
+                VirtualFixture::TYPE_RCM_CONE,
+                0,
+                VirtualFixture::MODE_OPEN_LOOP
+            )
+            .unwrap(),
+            FixtureSpec::parse("c", "plane", "rcm_cone", "", "open_loop").unwrap()
+        );
+        for (p, sec, c, m, needle) in [
+            (0, 0, 0, 0, "unknown fixture type 0"),
+            (9, 0, 0, 0, "unknown fixture type 9"),
+            (3, 9, 0, 0, "unknown fixture type 9"),
+            (3, 4, 7, 0, "unknown combination 7"),
+            (3, 4, 0, 7, "unknown mode 7"),
+            (3, 1, 0, 0, "none"),
+            (3, 0, 1, 0, "needs a secondary"),
+        ] {
+            let err = FixtureSpec::from_codes("", p, sec, c, m)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(needle), "{p} {sec} {c} {m}: {err}");
+        }
         let mut m = FixtureStep {
-            primary: "point".into(),
-            completion: "error_below".into(),
+            primary: VirtualFixture::TYPE_POINT,
+            completion: FixtureStep::COMPLETION_ERROR_BELOW,
             threshold: 0.002,
             dwell_s: 0.5,
             ..Default::default()
@@ -458,19 +646,20 @@ mod tests {
         m.threshold = f64::NAN;
         assert!(step_from_msg(&m).is_err());
         m.threshold = 0.1;
-        m.completion = "path_end".into();
+        m.completion = FixtureStep::COMPLETION_PATH_END;
         assert!(
             step_from_msg(&m).is_err(),
             "point step cannot end at a path end"
         );
-        m.secondary = "path".into();
+        m.secondary = VirtualFixture::TYPE_PATH;
         assert!(step_from_msg(&m).is_ok());
-        m.completion = "duration".into();
+        m.completion = FixtureStep::COMPLETION_DURATION;
         m.dwell_s = 0.0;
         assert!(step_from_msg(&m).is_err());
-        m.completion = "whenever".into();
-        assert!(step_from_msg(&m).is_err());
-        m.completion = String::new();
+        m.completion = 9;
+        let err = step_from_msg(&m).unwrap_err().to_string();
+        assert!(err.contains("unknown completion 9"), "{err}");
+        m.completion = 0;
         assert_eq!(step_from_msg(&m).unwrap().completion, Completion::Manual);
     }
 

@@ -11,6 +11,7 @@
 
 use std::error::Error;
 use std::pin::pin;
+use std::process::ExitCode;
 
 use futures::StreamExt;
 use hand_teleop::settings;
@@ -19,24 +20,15 @@ use rpq_ros::interfaces::rpq_interfaces::srv::{
     CalibrateGlove, CalibrateGloveRequest, CalibrateGloveResponse,
 };
 use rpq_ros::msg::std_msgs::String as StringMsg;
-use rpq_ros::node::RosNode;
-use rpq_ros::shutdown::Shutdown;
+use rpq_ros::run::NodeStart;
 use rpq_ros::{qos, ros_info, ros_warn};
 
-struct Fatal(Box<dyn Error>);
-
-impl std::fmt::Debug for Fatal {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "glove_calibration: {}", self.0)
-    }
-}
-
-fn main() -> Result<(), Fatal> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Fatal(e.into()))?;
-    rt.block_on(run()).map_err(Fatal)
+fn main() -> ExitCode {
+    rpq_ros::run_node(
+        settings::CALIBRATION_NODE,
+        &settings::calibration_declarations(),
+        run,
+    )
 }
 
 fn calibrate(
@@ -101,24 +93,12 @@ fn calibrate(
     }
 }
 
-async fn run() -> Result<(), Box<dyn Error>> {
-    let shutdown = Shutdown::install()?;
-    let (mut node, extra) = RosNode::from_process(
-        settings::CALIBRATION_NODE,
-        &settings::calibration_declarations(),
-    )?;
-    let log = node.logger().clone();
-    if !extra.is_empty() {
-        ros_warn!(
-            log,
-            "ignoring arguments outside --ros-args: {}",
-            extra.join(" ")
-        );
-    }
-    let p = node.params();
-    let initial = HandModel::from_yaml_file(p.str("initial_model_file")?)?;
-    let out = p.str("output_file")?.to_string();
-    let cond = p.f64("condition_warning")?;
+async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
+    let (mut node, shutdown, _, log) = start.into_parts();
+    let p = settings::GloveCalibrationParams::from_params(node.params())?;
+    let initial = HandModel::from_yaml_file(&p.initial_model_file)?;
+    let out = p.output_file.clone();
+    let cond = p.condition_warning;
     let report_pub = node.publisher::<StringMsg>(settings::REPORT_TOPIC, qos::latched())?;
     let srv = node.service::<CalibrateGlove>(settings::CALIBRATE_SERVICE)?;
     let mut requests = pin!(srv.receive_request_stream());

@@ -10,75 +10,55 @@
 //! | sub `glove/raw` | `rpq_interfaces/GloveReading` | reliable, depth 10; 20 finger sensors by name (or positional) |
 //! | pub `human_hand/joint_states` | `sensor_msgs/JointState` | 21 calibrated human joints, per valid reading |
 //! | pub `hit_dlr_hand/joint_commands` | `sensor_msgs/JointState` | 17 robot URDF joints (coupled pairs equal), per valid reading |
-//! | pub `hand_controller/joint_trajectory` | `trajectory_msgs/JointTrajectory` | one point, `trajectory_time_s`; on timeout: last command with zero velocity |
+//! | pub `hand_controller/joint_trajectory` | `trajectory_msgs/JointTrajectory` | one point, `trajectory_time`; on timeout: last command with zero velocity |
 //! | srv `~/set_fingertip_mode` | `std_srvs/SetBool` | true: fingertip mapping, false: joint-space mapping |
 //!
-//! With `contact_boxes` set, a distal link closer than `contact_distance` to a box gives a
+//! With `contact.boxes` set, a distal link closer than `contact.distance` to a box gives a
 //! (throttled) "fingertip contact" warning (proximity engine, `rpq_proximity`).
 //! The joint states carry the stamp of the glove reading they come from (now if it is 0).
-//! Invalid readings (wrong count, missing names, NaN, outside `raw_min..raw_max`) are rejected
-//! with a (throttled) warning and the last valid command is held; after `hold_timeout_s`
+//! Invalid readings (wrong count, missing names, NaN, outside `raw.min..raw.max`) are rejected
+//! with a (throttled) warning and the last valid command is held; after `hold_timeout`
 //! without valid data the hand is stopped and a warning logged.
 
 use std::error::Error;
 use std::pin::pin;
-use std::time::{Duration, Instant, SystemTime};
+use std::process::ExitCode;
+use std::time::Duration;
 
 use futures::StreamExt;
 use hand_teleop::contact::ContactMonitor;
 use hand_teleop::convert;
 use hand_teleop::guard::{GloveGuard, TickAction};
-use hand_teleop::settings::{self, MappingSettings};
+use hand_teleop::settings::{self, HandMappingParams};
 use rpq_hand::mapping::{HandMapper, MappingMode};
 use rpq_hand::HandModel;
 use rpq_ros::interfaces::rpq_interfaces::msg::GloveReading;
+use rpq_ros::log::WarnThrottle;
 use rpq_ros::msg::builtin_interfaces::Time;
 use rpq_ros::msg::sensor_msgs::JointState;
 use rpq_ros::msg::trajectory_msgs::JointTrajectory;
-use rpq_ros::node::RosNode;
-use rpq_ros::shutdown::Shutdown;
+use rpq_ros::run::NodeStart;
 use rpq_ros::srv::std_srvs::{SetBool, SetBoolResponse};
-use rpq_ros::{qos, ros_info, ros_warn};
+use rpq_ros::{qos, ros_info};
 
-struct Fatal(Box<dyn Error>);
-
-impl std::fmt::Debug for Fatal {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "hand_mapping: {}", self.0)
-    }
+fn main() -> ExitCode {
+    rpq_ros::run_node(
+        settings::MAPPING_NODE,
+        &settings::mapping_declarations(),
+        run,
+    )
 }
 
-fn main() -> Result<(), Fatal> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Fatal(e.into()))?;
-    rt.block_on(run()).map_err(Fatal)
-}
-
-fn stamp() -> Time {
-    Time::try_from(SystemTime::now()).unwrap_or_default()
-}
-
-async fn run() -> Result<(), Box<dyn Error>> {
-    let shutdown = Shutdown::install()?;
-    let (mut node, extra) =
-        RosNode::from_process(settings::MAPPING_NODE, &settings::mapping_declarations())?;
-    let log = node.logger().clone();
-    if !extra.is_empty() {
-        ros_warn!(
-            log,
-            "ignoring arguments outside --ros-args: {}",
-            extra.join(" ")
-        );
-    }
-    let s = MappingSettings::from_params(node.params())?;
+async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
+    let (mut node, shutdown, clock, log) = start.into_parts();
+    let s = HandMappingParams::load(node.params())?;
     let model = HandModel::from_yaml_file(&s.human_model_file)?;
     let mut mapper = HandMapper::new(model);
-    mapper.mode = s.mode;
+    mapper.mode = s.mapping_mode()?;
     mapper.scale = s.scale;
-    let mut guard = GloveGuard::new(s.raw_min, s.raw_max, s.hold_timeout_s);
-    let mut contacts = ContactMonitor::new(&s.mesh_dir, &s.contact_boxes, s.contact_distance)?;
+    let mut guard = GloveGuard::new(s.raw.min, s.raw.max, s.hold_timeout);
+    let mut contacts =
+        ContactMonitor::new(&s.contact.mesh_dir, &s.contact.boxes, s.contact.distance)?;
 
     let human_pub = node.publisher::<JointState>(settings::HUMAN_JOINTS_TOPIC, qos::default())?;
     let robot_pub = node.publisher::<JointState>(settings::ROBOT_JOINTS_TOPIC, qos::default())?;
@@ -87,10 +67,8 @@ async fn run() -> Result<(), Box<dyn Error>> {
     let glove_sub = node.subscription::<GloveReading>(settings::GLOVE_TOPIC, qos::default())?;
     let mode_srv = node.service::<SetBool>(settings::SET_MODE_SERVICE)?;
 
-    let start = Instant::now();
     let mut last_command: Option<[f64; 13]> = None;
     let mut contact_warned: std::collections::HashMap<(&str, usize), f64> = Default::default();
-    let mut last_warn: Option<(String, f64)> = None;
     let mut readings = pin!(glove_sub.async_stream());
     let mut mode_requests = pin!(mode_srv.receive_request_stream());
     let mut tick = tokio::time::interval(Duration::from_millis(20));
@@ -102,35 +80,33 @@ async fn run() -> Result<(), Box<dyn Error>> {
         mapper.mode,
         mapper.scale
     );
-    let mut warn = |msg: String, now: f64| {
-        // identical warnings at most every 2 s
-        if last_warn
-            .as_ref()
-            .is_none_or(|(m, t)| *m != msg || now - t > 2.0)
-        {
-            log.warn(&msg);
-            last_warn = Some((msg, now));
-        }
-    };
+    // identical warnings at most every 2 s
+    let mut throttle = WarnThrottle::new(2.0);
+    let mut warn = |msg: String, now: f64| throttle.warn(&log, &msg, now);
     loop {
         tokio::select! {
             _ = shutdown.wait() => break,
             _ = tick.tick() => {
-                let now = start.elapsed().as_secs_f64();
+                let now = clock.seconds();
                 if guard.tick(now) == TickAction::Stop {
-                    warn(format!("no valid glove data for {} s: stopping the hand", s.hold_timeout_s), now);
+                    warn(format!("no valid glove data for {} s: stopping the hand", s.hold_timeout), now);
                     if let Some(q) = last_command {
                         let _ = traj_pub.publish(convert::robot_trajectory(&q, 0.0));
                     }
                 }
             }
             item = readings.next() => {
-                let now = start.elapsed().as_secs_f64();
+                let now = clock.seconds();
                 let msg = match item {
                     Some(Ok((m, _))) => m,
                     Some(Err(e)) => { warn(format!("cannot read glove/raw: {e}"), now); continue; }
                     None => return Err("the glove/raw stream ended".into()),
                 };
+                if !clock.started() {
+                    // sim time without /clock: no valid time, so no command (the hand holds)
+                    warn("rejected glove reading: no /clock received yet (use_sim_time); holding the last command".into(), now);
+                    continue;
+                }
                 let ordered = convert::order_reading(&msg);
                 let raw = match ordered.map_err(|e| e.to_string()).and_then(|(v, names)| guard.accept(now, &v, &names).map_err(|e| e.to_string())) {
                     Ok(r) => r,
@@ -141,10 +117,10 @@ async fn run() -> Result<(), Box<dyn Error>> {
                 };
                 let mapped = mapper.map(&raw);
                 // outputs carry the glove reading's stamp (acquisition time); 0 means now
-                let t = if msg.header.stamp == Time::default() { stamp() } else { msg.header.stamp };
+                let t = if msg.header.stamp == Time::default() { clock.now() } else { msg.header.stamp };
                 let _ = human_pub.publish(convert::human_joint_state(&mapped, t, &s.human_joint_prefix));
                 let _ = robot_pub.publish(convert::robot_joint_state(&mapped.robot, t));
-                let _ = traj_pub.publish(convert::robot_trajectory(&mapped.robot, s.trajectory_time_s));
+                let _ = traj_pub.publish(convert::robot_trajectory(&mapped.robot, s.trajectory_time));
                 last_command = Some(mapped.robot);
                 for c in contacts.check(&mapped.robot) {
                     // one warning per finger and box every 2 s

@@ -84,13 +84,13 @@ impl SimConfig {
             |parameter: &'static str, reason: String| SimError::InvalidConfig { parameter, reason };
         if !(self.update_rate_hz.is_finite() && self.update_rate_hz > 0.0) {
             return Err(bad(
-                "update_rate_hz",
+                "update_rate",
                 format!("{} must be finite and positive", self.update_rate_hz),
             ));
         }
         if !(self.velocity_command_timeout_s.is_finite() && self.velocity_command_timeout_s > 0.0) {
             return Err(bad(
-                "velocity_command_timeout_s",
+                "velocity_command_timeout",
                 format!(
                     "{} must be finite and positive",
                     self.velocity_command_timeout_s
@@ -228,28 +228,28 @@ mod tests {
                     update_rate_hz: 0.0,
                     ..d()
                 },
-                "update_rate_hz",
+                "update_rate",
             ),
             (
                 SimConfig {
                     update_rate_hz: f64::NAN,
                     ..d()
                 },
-                "update_rate_hz",
+                "update_rate",
             ),
             (
                 SimConfig {
                     velocity_command_timeout_s: -1.0,
                     ..d()
                 },
-                "velocity_command_timeout_s",
+                "velocity_command_timeout",
             ),
             (
                 SimConfig {
                     velocity_command_timeout_s: f64::INFINITY,
                     ..d()
                 },
-                "velocity_command_timeout_s",
+                "velocity_command_timeout",
             ),
             (
                 SimConfig {

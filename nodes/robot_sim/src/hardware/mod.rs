@@ -91,7 +91,8 @@ pub enum Mode {
 }
 
 impl Mode {
-    /// The `DriverStatus.MODE_*` string: `idle`, `position`, `velocity` or `trajectory`.
+    /// The mode's name, as in logs: `idle`, `position`, `velocity` or `trajectory` (the status
+    /// message carries the `DriverStatus.MODE_*` number instead, see `ros_io::mode_code`).
     pub fn as_str(self) -> &'static str {
         match self {
             Mode::Idle => "idle",

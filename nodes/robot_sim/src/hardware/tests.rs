@@ -84,7 +84,7 @@ fn construction_refuses_bad_robots() {
     assert!(matches!(
         SimHardware::new(rx60(), bad_cfg),
         Err(SimError::InvalidConfig {
-            parameter: "update_rate_hz",
+            parameter: "update_rate",
             ..
         })
     ));

@@ -396,7 +396,7 @@ fn tf_frames_get_the_prefix_and_bad_vectors_are_errors() {
     let nan = [f64::NAN, 0.0, 0.0, 0.0, 0.0, 0.0];
     assert!(matches!(
         dynamic_transforms(&robot, &nan, "", stamp(0, 0)),
-        Err(NodeError::Message(_))
+        Err(NodeError::Node(rpq_ros::NodeError::Message(_)))
     ));
 }
 
@@ -525,26 +525,4 @@ fn bad_fk_requests_fail_with_a_reason() {
         stamp(0, 0),
     );
     assert!(!r.success);
-}
-
-// ---------------------------------------------------------------- throttle
-
-#[test]
-fn throttle_collapses_repeats_and_reports_them() {
-    let mut t = WarnThrottle::new(2.0);
-    assert_eq!(t.filter("a", 0.0).as_deref(), Some("a"));
-    for k in 1..=5 {
-        assert_eq!(t.filter("a", 0.1 * k as f64), None);
-    }
-    assert_eq!(
-        t.filter("b", 1.0).as_deref(),
-        Some("b (before this, the previous warning was repeated 5 more times)")
-    );
-    assert_eq!(t.filter("a", 1.1).as_deref(), Some("a"));
-    assert_eq!(t.filter("a", 3.2).as_deref(), Some("a"));
-    assert_eq!(t.filter("a", 3.3), None);
-    assert_eq!(
-        t.filter("a", 5.3).as_deref(),
-        Some("a (repeated 1 more times in the last 2.1 s)")
-    );
 }

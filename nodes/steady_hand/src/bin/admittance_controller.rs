@@ -15,49 +15,46 @@
 //! | pub `~/status` | `rpq_interfaces/AdmittanceStatus` | 10 Hz and on every change |
 //!
 //! Safety: a stale or non-finite wrench, a stale joint state, or a near-singular Jacobian
-//! commands zero velocity at the next watchdog period (`rate_hz`) or at once, logs the reason
+//! commands zero velocity at the next watchdog period (`update_rate`) or at once, logs the reason
 //! at WARN and publishes it on `~/status`; joint limits are kept by scaling the whole command.
 
 use std::error::Error;
 use std::pin::pin;
-use std::time::{Duration, Instant};
+use std::process::ExitCode;
+use std::time::Duration;
 
 use futures::StreamExt;
 use nalgebra::{Point3, Vector6};
+use rpq_kinematics::Robot;
+use rpq_ros::clock::Clock;
 use rpq_ros::interfaces::rpq_interfaces::msg::{AdmittanceStatus, VirtualFixture};
-use rpq_ros::msg::builtin_interfaces::Time;
 use rpq_ros::msg::geometry_msgs::{TwistStamped, WrenchStamped};
 use rpq_ros::msg::sensor_msgs::JointState;
 use rpq_ros::msg::std_msgs::{Float64MultiArray, Header};
-use rpq_ros::node::RosNode;
-use rpq_ros::shutdown::Shutdown;
+use rpq_ros::robot_description::RobotDescription;
+use rpq_ros::run::NodeStart;
 use rpq_ros::{qos, ros_info, ros_warn};
 use rpq_virtual_fixtures::{AdmittanceController, ControllerConfig, Guidance, Mode};
 use steady_hand::convert::{fixture_from_msg, wrench_to_base, Fixture, JointOrder};
 use steady_hand::joints::JointMapper;
 use steady_hand::safety::{SafetyMonitor, StopReason, Transition};
-use steady_hand::settings::{self, ControllerSettings};
-use steady_hand::{load_robot, NodeError};
+use steady_hand::settings::{self, AdmittanceControllerParams};
+use steady_hand::NodeError;
 use tokio::time::{interval, MissedTickBehavior};
 
-struct Fatal(Box<dyn Error>);
-
-impl std::fmt::Debug for Fatal {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "admittance_controller: {}", self.0)
-    }
+fn main() -> ExitCode {
+    rpq_ros::run_node(
+        settings::CONTROLLER_NODE,
+        &settings::controller_declarations(),
+        run,
+    )
 }
 
-fn main() -> Result<(), Fatal> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Fatal(e.into()))?;
-    rt.block_on(run()).map_err(Fatal)
-}
+/// Why the controller stops while `use_sim_time` is on and no `/clock` arrived yet.
+const NO_CLOCK: &str = "no /clock received yet (use_sim_time)";
 
 struct State {
-    s: ControllerSettings,
+    s: AdmittanceControllerParams,
     order: JointOrder,
     out_map: Vec<usize>,
     mapper: JointMapper,
@@ -75,18 +72,27 @@ struct State {
     twist: Vector6<f64>,
     sigma_min: f64,
     scale: f64,
-    fixture_label: (String, String),
-    start: Instant,
+    fixture_label: (u8, u8),
+    clock: Clock,
 }
 
 impl State {
+    /// Seconds on the node's clock, for the watchdogs.
     fn now(&self) -> f64 {
-        self.start.elapsed().as_secs_f64()
+        self.clock.seconds()
+    }
+
+    /// The input watchdogs; with sim time and no `/clock` yet every input counts as stale.
+    fn inputs_ok(&self, now: f64) -> Result<(), StopReason> {
+        if !self.clock.started() {
+            return Err(StopReason::Fault(NO_CLOCK.into()));
+        }
+        self.safety.inputs_ok(now)
     }
 
     /// One control step; `Ok` = the command in `self.out` / `self.twist`.
     fn compute(&mut self, now: f64) -> Result<(), StopReason> {
-        self.safety.inputs_ok(now)?;
+        self.inputs_ok(now)?;
         let msg = self.wrench.as_ref().ok_or(StopReason::NoWrench)?;
         let fault = |e: NodeError| StopReason::Fault(e.to_string());
         self.mapper.update(&self.q).map_err(fault)?;
@@ -106,14 +112,14 @@ impl State {
         let fresh = self
             .fixture
             .as_ref()
-            .filter(|(_, t)| now - t <= self.s.fixture_timeout);
+            .filter(|(_, t)| now - t <= self.s.fixture.timeout);
         let (guidance, mode, label) = match fresh {
             Some((fx, _)) => (
                 fx.guidance,
-                fx.mode.to_mode(self.s.k_d),
-                (fx.fixture_type.clone(), fx.mode.as_str().to_string()),
+                fx.mode.to_mode(self.s.admittance.k_d),
+                (fx.fixture_type, fx.mode.code()),
             ),
-            None if self.s.require_fixture => {
+            None if self.s.fixture.required => {
                 return Err(StopReason::Fault(
                     "no fresh virtual_fixture (require_fixture)".into(),
                 ))
@@ -121,7 +127,7 @@ impl State {
             None => (
                 Guidance::empty(),
                 Mode::Free,
-                ("none".to_string(), "free".to_string()),
+                (VirtualFixture::TYPE_NONE, VirtualFixture::MODE_FREE),
             ),
         };
         self.fixture_label = label;
@@ -133,7 +139,7 @@ impl State {
         }
         let dt = self
             .last_step
-            .map_or(1.0 / self.s.rate_hz, |t| (now - t).clamp(1e-4, 0.1));
+            .map_or(1.0 / self.s.update_rate, |t| (now - t).clamp(1e-4, 0.1));
         let (v, _) = self
             .ctl
             .step(&f, &guidance, dt)
@@ -171,36 +177,26 @@ impl State {
         };
         AdmittanceStatus {
             header: Header {
-                stamp: Time::now().unwrap_or_default(),
+                stamp: self.clock.now(),
                 frame_id: self.root.clone(),
             },
-            state: state.to_string(),
+            state,
             reason,
             min_singular_value: self.sigma_min,
             limit_scale: self.scale,
-            fixture_type: self.fixture_label.0.clone(),
-            mode: self.fixture_label.1.clone(),
+            fixture_type: self.fixture_label.0,
+            mode: self.fixture_label.1,
             stops: self.safety.stops(),
         }
     }
 }
 
-async fn run() -> Result<(), Box<dyn Error>> {
-    let shutdown = Shutdown::install()?;
-    let (mut node, extra) = RosNode::from_process(
-        settings::CONTROLLER_NODE,
-        &settings::controller_declarations(),
-    )?;
-    let log = node.logger().clone();
-    if !extra.is_empty() {
-        ros_warn!(
-            log,
-            "ignoring arguments outside --ros-args: {}",
-            extra.join(" ")
-        );
-    }
-    let s = ControllerSettings::from_params(node.params())?;
-    let robot = load_robot(&s.robot_description_file)?;
+async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
+    let (mut node, shutdown, clock, log) = start.into_parts();
+    let s = AdmittanceControllerParams::load(node.params())?;
+    let robot = RobotDescription::load(&mut node, &s.robot_description_file)
+        .await?
+        .parse(Robot::from_urdf_str)?;
     let order = JointOrder::new(robot.joint_names().map(str::to_string).collect());
     let out_map = order.output_map(&s.joint_names)?;
     let sensor_link = robot
@@ -210,9 +206,9 @@ async fn run() -> Result<(), Box<dyn Error>> {
     let n = robot.dof();
     let mut mapper = JointMapper::new(robot, &s.tool_link)
         .map_err(|e| NodeError::config("tool_link", e.to_string()))?;
-    mapper.position_margin = s.position_margin;
-    mapper.lookahead = 2.0 / s.rate_hz;
-    let ctl = AdmittanceController::new(s.control)?;
+    mapper.position_margin = s.limits.position_margin;
+    mapper.lookahead = 2.0 / s.update_rate;
+    let ctl = AdmittanceController::new(s.control()?)?;
 
     let vel_pub =
         node.publisher::<Float64MultiArray>(settings::VELOCITY_COMMANDS_TOPIC, qos::default())?;
@@ -223,9 +219,9 @@ async fn run() -> Result<(), Box<dyn Error>> {
     let js_sub = node.subscription::<JointState>(settings::JOINT_STATES_TOPIC, qos::default())?;
     let fx_sub = node.subscription::<VirtualFixture>(settings::FIXTURE_TOPIC, qos::default())?;
 
-    let rate = s.rate_hz;
+    let rate = s.update_rate;
     let mut st = State {
-        config: s.control,
+        config: s.control()?,
         s,
         order,
         out_map,
@@ -247,10 +243,10 @@ async fn run() -> Result<(), Box<dyn Error>> {
         twist: Vector6::zeros(),
         sigma_min: f64::NAN,
         scale: 1.0,
-        fixture_label: ("none".into(), "free".into()),
-        start: Instant::now(),
+        fixture_label: (VirtualFixture::TYPE_NONE, VirtualFixture::MODE_FREE),
+        clock: clock.clone(),
     };
-    st.safety = SafetyMonitor::new(st.s.safety);
+    st.safety = SafetyMonitor::new(st.s.safety_config());
 
     let mut wrenches = pin!(wrench_sub.async_stream());
     let mut joint_states = pin!(js_sub.async_stream());
@@ -259,13 +255,13 @@ async fn run() -> Result<(), Box<dyn Error>> {
     tick.set_missed_tick_behavior(MissedTickBehavior::Skip);
     let mut status_tick = interval(Duration::from_millis(100));
     status_tick.set_missed_tick_behavior(MissedTickBehavior::Skip);
-    let mut last_status: Option<(String, String, String, String)> = None;
+    let mut last_status: Option<(u8, String, u8, u8)> = None;
     ros_info!(
         log,
         "admittance_controller ready: {} joints, tool {}, output {}",
         n,
         st.s.tool_link,
-        if st.s.twist_output {
+        if st.s.twist_output() {
             "twist"
         } else {
             "joint_velocity"
@@ -285,7 +281,9 @@ async fn run() -> Result<(), Box<dyn Error>> {
                     let now = st.now();
                     let w = &msg.wrench;
                     let finite = [w.force.x, w.force.y, w.force.z, w.torque.x, w.torque.y, w.torque.z].iter().all(|x| x.is_finite());
-                    st.safety.wrench(now, finite);
+                    if st.clock.started() {
+                        st.safety.wrench(now, finite);
+                    }
                     st.wrench = Some(msg);
                     step = Some(true);
                 }
@@ -296,7 +294,8 @@ async fn run() -> Result<(), Box<dyn Error>> {
                 Some(Ok((msg, _))) => {
                     let mut q = std::mem::take(&mut st.q);
                     match st.order.positions(&msg, &mut q) {
-                        Ok(()) => { let now = st.now(); st.safety.joint_state(now); }
+                        Ok(()) if st.clock.started() => { let now = st.now(); st.safety.joint_state(now); }
+                        Ok(()) => {}
                         Err(e) => ros_warn!(log, "ignoring a joint state: {e}"),
                     }
                     st.q = q;
@@ -321,7 +320,7 @@ async fn run() -> Result<(), Box<dyn Error>> {
             } else {
                 // Between wrenches only the inputs' ages change; the Jacobian verdict of the
                 // last step stands (a timer tick must not clear a singularity stop).
-                st.safety.inputs_ok(now).and_then(|()| {
+                st.inputs_ok(now).and_then(|()| {
                     if st.sigma_min.is_nan() {
                         Ok(())
                     } else {
@@ -354,12 +353,12 @@ async fn run() -> Result<(), Box<dyn Error>> {
                 st.stop_outputs();
             }
             if publish {
-                if st.s.twist_output {
+                if st.s.twist_output() {
                     let t = &st.twist;
                     let v3 = |x, y, z| rpq_ros::msg::geometry_msgs::Vector3 { x, y, z };
                     let msg = TwistStamped {
                         header: Header {
-                            stamp: Time::now().unwrap_or_default(),
+                            stamp: st.clock.now(),
                             frame_id: st.root.clone(),
                         },
                         twist: rpq_ros::msg::geometry_msgs::Twist {
@@ -380,7 +379,7 @@ async fn run() -> Result<(), Box<dyn Error>> {
         } else if force_status && st.safety.stopped().is_some() && st.safety.ever_active() {
             // keep the robot stopped even if a zero command was lost
             st.stop_outputs();
-            if !st.s.twist_output {
+            if !st.s.twist_output() {
                 let _ = vel_pub.publish(Float64MultiArray {
                     data: st.out.clone(),
                     ..Default::default()
@@ -394,12 +393,7 @@ async fn run() -> Result<(), Box<dyn Error>> {
             .next()
             .unwrap_or_default()
             .to_string();
-        let key = (
-            status.state.clone(),
-            kind,
-            status.fixture_type.clone(),
-            status.mode.clone(),
-        );
+        let key = (status.state, kind, status.fixture_type, status.mode);
         if force_status || last_status.as_ref() != Some(&key) {
             last_status = Some(key);
             if let Err(e) = status_pub.publish(status) {

@@ -9,7 +9,7 @@
 //! | interface | type | behaviour |
 //! |---|---|---|
 //! | sub `joint_states` | `sensor_msgs/JointState` | tool pose by forward kinematics of the URDF |
-//! | pub `virtual_fixture` | `rpq_interfaces/VirtualFixture` | at `rate_hz` once joint states arrive |
+//! | pub `virtual_fixture` | `rpq_interfaces/VirtualFixture` | at `publish_rate` once joint states arrive |
 //! | srv `~/load_path` | `rpq_interfaces/srv/LoadPath` | points or a file; makes the path active |
 //! | srv `~/set_rcm_cone` | `rpq_interfaces/srv/SetRcmCone` | makes the cone active |
 //! | srv `~/set_mode` | `rpq_interfaces/srv/SetFixtureMode` | free / open_loop / closed_loop, and the source |
@@ -25,10 +25,12 @@
 
 use std::error::Error;
 use std::pin::pin;
+use std::process::ExitCode;
 use std::time::Duration;
 
 use futures::StreamExt;
 use nalgebra::{Isometry3, Point3, Vector3};
+use rpq_kinematics::Robot;
 use rpq_ros::interfaces::rpq_interfaces::msg::VirtualFixture;
 use rpq_ros::interfaces::rpq_interfaces::srv::{
     CombineFixtures, CombineFixturesRequest, CombineFixturesResponse, LoadPath, LoadPathRequest,
@@ -36,48 +38,30 @@ use rpq_ros::interfaces::rpq_interfaces::srv::{
     SequenceControlRequest, SequenceControlResponse, SetFixtureMode, SetFixtureModeRequest,
     SetFixtureModeResponse, SetRcmCone, SetRcmConeRequest, SetRcmConeResponse,
 };
-use rpq_ros::msg::builtin_interfaces::Time;
 use rpq_ros::msg::sensor_msgs::JointState;
 use rpq_ros::msg::std_msgs::Header;
-use rpq_ros::node::RosNode;
-use rpq_ros::params::Params;
-use rpq_ros::shutdown::Shutdown;
+use rpq_ros::robot_description::RobotDescription;
+use rpq_ros::run::NodeStart;
 use rpq_ros::{qos, ros_info, ros_warn};
 use rpq_virtual_fixtures::{
     combine, Guidance, GuidanceSource, PlaneSurface, PointTarget, PolylinePath, RankTolerance,
     RcmCone, Sequencer, StepProgress, Transition,
 };
 use steady_hand::convert::{
-    fixture_to_msg, parse_path_text, points_from_flat, step_from_msg, FixtureMode, FixtureSpec,
-    JointOrder, SOURCE_TYPES,
+    combination_code, fixture_to_msg, parse_path_text, points_from_flat, sequence_state_code,
+    source, step_from_msg, FixtureMode, FixtureSpec, JointOrder,
 };
 use steady_hand::joints::JointMapper;
 use steady_hand::settings;
-use steady_hand::{load_robot, NodeError};
+use steady_hand::NodeError;
 use tokio::time::{interval, MissedTickBehavior};
 
-struct Fatal(Box<dyn Error>);
-
-impl std::fmt::Debug for Fatal {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "steady_hand_guidance: {}", self.0)
-    }
-}
-
-fn main() -> Result<(), Fatal> {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Fatal(e.into()))?;
-    rt.block_on(run()).map_err(Fatal)
-}
-
-fn vec3(p: &Params, name: &str) -> Result<Vector3<f64>, NodeError> {
-    let v = p.f64_array(name)?;
-    if v.len() != 3 || !v.iter().all(|x| x.is_finite()) {
-        return Err(NodeError::config(name, "expected three finite numbers"));
-    }
-    Ok(Vector3::new(v[0], v[1], v[2]))
+fn main() -> ExitCode {
+    rpq_ros::run_node(
+        settings::GUIDANCE_NODE,
+        &settings::guidance_declarations(),
+        run,
+    )
 }
 
 struct Sources {
@@ -141,7 +125,7 @@ impl Sources {
             fallback = c.fallback;
             error = error.max(self.error_of(sec, x));
         }
-        let remaining = if spec.uses(VirtualFixture::TYPE_PATH) {
+        let remaining = if spec.uses(source::PATH) {
             self.path.as_ref().map(|p| {
                 p.length()
                     - p.closest_point(&Point3::from(x.translation.vector))
@@ -166,13 +150,13 @@ impl Sources {
     fn error_of(&self, name: &str, x: &Isometry3<f64>) -> f64 {
         let p = Point3::from(x.translation.vector);
         match name {
-            VirtualFixture::TYPE_PATH => self
+            source::PATH => self
                 .path
                 .as_ref()
                 .map_or(f64::NAN, |path| path.closest_point(&p).distance),
-            VirtualFixture::TYPE_PLANE => self.plane.signed_distance(&p).abs(),
-            VirtualFixture::TYPE_POINT => (self.point.target - p).norm(),
-            VirtualFixture::TYPE_RCM_CONE => self
+            source::PLANE => self.plane.signed_distance(&p).abs(),
+            source::POINT => (self.point.target - p).norm(),
+            source::RCM_CONE => self
                 .cone
                 .angle_error(&self.cone.tool_direction(&x.rotation.to_rotation_matrix()))
                 .abs(),
@@ -182,28 +166,22 @@ impl Sources {
 
     /// Refuses a spec that needs a path when none is loaded.
     fn check_spec(&self, spec: &FixtureSpec) -> Result<(), String> {
-        if spec.uses(VirtualFixture::TYPE_PATH) && self.path.is_none() {
+        if spec.uses(source::PATH) && self.path.is_none() {
             return Err("no path loaded (call ~/load_path first)".into());
         }
         Ok(())
     }
 
     fn combine_request(&mut self, req: &CombineFixturesRequest) -> CombineFixturesResponse {
-        let r = FixtureSpec::parse(
-            "",
-            &req.primary,
-            &req.secondary,
-            &req.combination,
-            &req.mode,
-        )
-        .map_err(|e| e.to_string())
-        .and_then(|spec| {
-            if spec.secondary.is_none() {
-                return Err("give a secondary source (or use ~/set_mode for one source)".into());
-            }
-            self.check_spec(&spec)?;
-            Ok(spec)
-        });
+        let r = FixtureSpec::from_codes("", req.primary, req.secondary, req.combination, req.mode)
+            .map_err(|e| e.to_string())
+            .and_then(|spec| {
+                if spec.secondary.is_none() {
+                    return Err("give a secondary source (or use ~/set_mode for one source)".into());
+                }
+                self.check_spec(&spec)?;
+                Ok(spec)
+            });
         match r {
             Ok(spec) => {
                 let stopped = self.stop_running_sequence();
@@ -276,7 +254,7 @@ impl Sources {
     }
 
     fn sequence_control(&mut self, req: &SequenceControlRequest) -> SequenceControlResponse {
-        let r = match req.command.as_str() {
+        let r = match req.command {
             SequenceControlRequest::COMMAND_START => self.seq.start().map(|()| String::new()),
             SequenceControlRequest::COMMAND_STOP => self.seq.stop().map(|()| String::new()),
             SequenceControlRequest::COMMAND_STEP => self.seq.advance().map(|t| match t {
@@ -288,7 +266,8 @@ impl Sources {
                 Ok(String::new())
             }
             other => Err(rpq_virtual_fixtures::Error::UnknownName {
-                what: "command (expected start, stop, step or reset)",
+                what: "command (expected COMMAND_START = 1, COMMAND_STOP = 2, COMMAND_STEP = 3 \
+                       or COMMAND_RESET = 4)",
                 name: other.to_string(),
             }),
         };
@@ -307,7 +286,7 @@ impl Sources {
         SequenceControlResponse {
             success,
             message,
-            state: self.seq.state().as_str().to_string(),
+            state: sequence_state_code(self.seq.state()),
             step: if self.seq.is_empty() {
                 -1
             } else {
@@ -323,21 +302,21 @@ impl Sources {
         g: &mut Guidance,
     ) -> Result<(), String> {
         match name {
-            VirtualFixture::TYPE_NONE => *g = Guidance::empty(),
-            VirtualFixture::TYPE_PATH => match &mut self.path {
+            source::NONE => *g = Guidance::empty(),
+            source::PATH => match &mut self.path {
                 Some(p) => p.evaluate(x, g),
                 None => return Err("no path loaded".into()),
             },
             // the library's plane and point give u in metres; error_gain as documented
-            VirtualFixture::TYPE_PLANE => {
+            source::PLANE => {
                 self.plane.evaluate(x, g);
                 g.u *= self.error_gain;
             }
-            VirtualFixture::TYPE_POINT => {
+            source::POINT => {
                 self.point.evaluate(x, g);
                 g.u *= self.error_gain;
             }
-            VirtualFixture::TYPE_RCM_CONE => self.cone.evaluate(x, g),
+            source::RCM_CONE => self.cone.evaluate(x, g),
             other => return Err(format!("unknown fixture type `{other}`")),
         }
         Ok(())
@@ -367,7 +346,7 @@ impl Sources {
             Ok(path) => {
                 let length = path.length();
                 self.path = Some(path);
-                self.active = VirtualFixture::TYPE_PATH.into();
+                self.active = source::PATH.into();
                 self.combo = None;
                 LoadPathResponse {
                     success: true,
@@ -398,7 +377,7 @@ impl Sources {
         ) {
             Ok(c) => {
                 self.cone = c.with_error_gain(self.rcm_error_gain);
-                self.active = VirtualFixture::TYPE_RCM_CONE.into();
+                self.active = source::RCM_CONE.into();
                 self.combo = None;
                 SetRcmConeResponse {
                     success: true,
@@ -413,7 +392,7 @@ impl Sources {
     }
 
     fn set_mode(&mut self, req: &SetFixtureModeRequest) -> SetFixtureModeResponse {
-        let mode = match FixtureMode::parse(&req.mode) {
+        let mode = match FixtureMode::from_code(req.mode) {
             Ok(m) => m,
             Err(e) => {
                 return SetFixtureModeResponse {
@@ -423,20 +402,25 @@ impl Sources {
             }
         };
         let mut stopped = "";
-        if !req.fixture_type.is_empty() {
-            if !SOURCE_TYPES.contains(&req.fixture_type.as_str()) {
+        if req.fixture_type != 0 {
+            let Some(fixture_type) = source::name(req.fixture_type) else {
                 return SetFixtureModeResponse {
                     success: false,
-                    message: format!("unknown fixture type `{}`", req.fixture_type),
+                    message: format!(
+                        "unknown fixture type {} (expected 0 to keep it, or \
+                         VirtualFixture.TYPE_*: {})",
+                        req.fixture_type,
+                        source::listing()
+                    ),
                 };
-            }
-            if req.fixture_type == VirtualFixture::TYPE_PATH && self.path.is_none() {
+            };
+            if fixture_type == source::PATH && self.path.is_none() {
                 return SetFixtureModeResponse {
                     success: false,
                     message: "no path loaded (call ~/load_path first)".into(),
                 };
             }
-            self.active = req.fixture_type.clone();
+            self.active = fixture_type.to_string();
             self.combo = None;
             stopped = self.stop_running_sequence();
         }
@@ -448,60 +432,51 @@ impl Sources {
     }
 }
 
-async fn run() -> Result<(), Box<dyn Error>> {
-    let shutdown = Shutdown::install()?;
-    let (mut node, extra) =
-        RosNode::from_process(settings::GUIDANCE_NODE, &settings::guidance_declarations())?;
-    let log = node.logger().clone();
-    if !extra.is_empty() {
-        ros_warn!(
-            log,
-            "ignoring arguments outside --ros-args: {}",
-            extra.join(" ")
-        );
-    }
-    let p = node.params().clone();
-    let robot = load_robot(p.str("robot_description_file")?)?;
+async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
+    let (mut node, shutdown, clock, log) = start.into_parts();
+    let p = settings::SteadyHandGuidanceParams::from_params(node.params())?;
+    let robot = RobotDescription::load(&mut node, &p.robot_description_file)
+        .await?
+        .parse(Robot::from_urdf_str)?;
     let root = robot.root_link().name.clone();
     let order = JointOrder::new(robot.joint_names().map(str::to_string).collect());
     let n = robot.dof();
-    let mut mapper = JointMapper::new(robot, p.str("tool_link")?)
+    let mut mapper = JointMapper::new(robot, &p.tool_link)
         .map_err(|e| NodeError::config("tool_link", e.to_string()))?;
-    let error_gain = p.f64("error_gain")?;
-    let rcm_error_gain = p.f64("rcm_error_gain")?;
+    let error_gain = p.error_gain;
+    let rcm_error_gain = p.rcm.error_gain;
     let mut src = Sources {
         path: None,
         plane: PlaneSurface::new(
-            Point3::from(vec3(&p, "plane_origin")?),
-            vec3(&p, "plane_normal")?,
-            p.bool("free_rotation")?,
+            Point3::from(Vector3::from(p.plane.origin)),
+            Vector3::from(p.plane.normal),
+            p.free_rotation,
         )?,
         point: PointTarget {
-            target: Point3::from(vec3(&p, "point_target")?),
+            target: Point3::from(Vector3::from(p.point.target)),
         },
         cone: RcmCone::new(
-            Point3::from(vec3(&p, "rcm_center")?),
-            vec3(&p, "rcm_axis")?,
-            p.f64("rcm_half_angle")?,
-            vec3(&p, "rcm_tool_axis")?,
+            Point3::from(Vector3::from(p.rcm.center)),
+            Vector3::from(p.rcm.axis),
+            p.rcm.half_angle,
+            Vector3::from(p.rcm.tool_axis),
         )?
         .with_error_gain(rcm_error_gain),
-        active: p.str("fixture_type")?.to_string(),
+        active: p.fixture_type.clone(),
         combo: None,
         seq: Sequencer::new(),
-        mode: FixtureMode::parse(p.str("mode")?)
-            .map_err(|e| NodeError::config("mode", e.to_string()))?,
+        mode: FixtureMode::parse(&p.mode).map_err(|e| NodeError::config("mode", e.to_string()))?,
         error_gain,
-        free_rotation: p.bool("free_rotation")?,
+        free_rotation: p.free_rotation,
         rcm_error_gain,
     };
-    let path_pts = if !p.str("path_file")?.is_empty() {
-        let f = p.str("path_file")?;
+    let path_pts = if !p.path.file.is_empty() {
+        let f = &p.path.file;
         Some(parse_path_text(&std::fs::read_to_string(f).map_err(
-            |e| NodeError::config("path_file", format!("{f}: {e}")),
+            |e| NodeError::config("path.file", format!("{f}: {e}")),
         )?)?)
-    } else if !p.f64_array("path_points")?.is_empty() {
-        Some(points_from_flat(p.f64_array("path_points")?)?)
+    } else if !p.path.points.is_empty() {
+        Some(points_from_flat(&p.path.points)?)
     } else {
         None
     };
@@ -527,9 +502,8 @@ async fn run() -> Result<(), Box<dyn Error>> {
     let mut combines = pin!(combine_srv.receive_request_stream());
     let mut seq_loads = pin!(seq_load_srv.receive_request_stream());
     let mut seq_cmds = pin!(seq_srv.receive_request_stream());
-    let t0 = std::time::Instant::now();
     let mut was_fallback = false;
-    let mut tick = interval(Duration::from_secs_f64(1.0 / p.f64("rate_hz")?));
+    let mut tick = interval(Duration::from_secs_f64(1.0 / p.publish_rate));
     tick.set_missed_tick_behavior(MissedTickBehavior::Skip);
     let mut q = vec![0.0; n];
     let mut have_q = false;
@@ -553,7 +527,7 @@ async fn run() -> Result<(), Box<dyn Error>> {
                     continue;
                 }
                 let x = *mapper.tool_pose();
-                match src.evaluate_current(&x, &mut g, t0.elapsed().as_secs_f64()) {
+                match src.evaluate_current(&x, &mut g, clock.seconds()) {
                     Ok(ev) => {
                         if ev.fallback && !was_fallback {
                             ros_warn!(log, "the combination of {} and {} is empty here: using {} alone", ev.spec.primary, ev.spec.secondary.as_ref().map_or("", |s| s.0.as_str()), ev.spec.primary);
@@ -564,14 +538,14 @@ async fn run() -> Result<(), Box<dyn Error>> {
                             Transition::Finished => ros_info!(log, "sequence: last step complete (finished; its fixture holds)"),
                             Transition::None => {}
                         }
-                        let header = Header { stamp: Time::now().unwrap_or_default(), frame_id: root.clone() };
+                        let header = Header { stamp: clock.now(), frame_id: root.clone() };
                         let mut msg = fixture_to_msg(header, &ev.spec.primary, ev.mode, &g);
                         if let Some((sec, how)) = &ev.spec.secondary {
-                            msg.secondary_type = sec.clone();
-                            msg.combination = how.as_str().to_string();
+                            msg.secondary_type = source::code(sec).unwrap_or(0);
+                            msg.combination = combination_code(*how);
                         }
                         msg.fallback = ev.fallback;
-                        msg.sequence_state = src.seq.state().as_str().to_string();
+                        msg.sequence_state = sequence_state_code(src.seq.state());
                         msg.sequence_step = ev.step.map_or(-1, |i| i as i32);
                         msg.sequence_step_name = ev.spec.name;
                         msg.sequence_length = src.seq.len() as u32;

@@ -13,7 +13,7 @@
 
 use std::error::Error;
 use std::pin::pin;
-use std::process::{Command, Stdio};
+use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
@@ -38,20 +38,17 @@ fn stats(name: &str, mut v: Vec<f64>) -> f64 {
     q(0.5)
 }
 
-fn main() -> Result<(), Box<dyn Error>> {
+fn main() -> ExitCode {
+    rpq_ros::run::run_main("steady_hand_latency", run())
+}
+
+async fn run() -> Result<(), Box<dyn Error>> {
     let count: usize = std::env::args()
         .skip_while(|a| a != "--count")
         .nth(1)
         .map(|s| s.parse())
         .transpose()?
         .unwrap_or(2000);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    rt.block_on(run(count))
-}
-
-async fn run(count: usize) -> Result<(), Box<dyn Error>> {
     let exe = std::env::current_exe()?;
     let dir = exe.parent().ok_or("no parent dir")?;
     let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
