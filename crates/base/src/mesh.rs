@@ -19,6 +19,8 @@
 //! ));
 //! ```
 
+use std::path::{Path, PathBuf};
+
 /// Largest ratio `2 · area / longest edge²` (dimensionless) of a triangle counted as
 /// degenerate: see the module docs.
 pub const DEGENERATE_RATIO: f64 = 1e-12;
@@ -61,6 +63,24 @@ pub enum MeshError {
     /// The bytes are not readable STL data.
     #[error("malformed STL data: {0}")]
     Stl(#[source] std::io::Error),
+    /// An STL file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// An STL file was read, but its data are malformed or its mesh is invalid.
+    #[error("invalid mesh in {path}: {source}")]
+    File {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with its data or mesh (never `Io` or `File`).
+        #[source]
+        source: Box<MeshError>,
+    },
 }
 
 /// An indexed triangle mesh as read from STL, not yet validated.
@@ -88,6 +108,40 @@ pub fn parse_stl(bytes: &[u8]) -> Result<StlMesh, MeshError> {
             .map(|f| f.vertices.map(|i| i as u32))
             .collect(),
     })
+}
+
+/// Reads an STL file (binary or ASCII), parses it with [`parse_stl`] and checks it with
+/// [`validate`]. Errors name the file: [`MeshError::Io`] when it cannot be read,
+/// [`MeshError::File`] (wrapping the parse or validation error) when its content is refused.
+pub fn read_stl_file(path: &Path) -> Result<StlMesh, MeshError> {
+    let bytes = std::fs::read(path).map_err(|source| MeshError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    let in_file = |e| MeshError::File {
+        path: path.to_owned(),
+        source: Box::new(e),
+    };
+    let mesh = parse_stl(&bytes).map_err(in_file)?;
+    validate(&mesh.vertices, &mesh.triangles).map_err(in_file)?;
+    Ok(mesh)
+}
+
+/// Encodes triangles (three corners each, in the mesh's length unit) as binary STL data: an
+/// 80-byte header, the triangle count and one 50-byte record per triangle, normals left zero.
+/// Readers that need normals (most do not) recompute them from the winding.
+pub fn binary_stl(triangles: &[[[f32; 3]; 3]]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(84 + 50 * triangles.len());
+    out.extend_from_slice(&[b' '; 80]);
+    out.extend_from_slice(&(triangles.len() as u32).to_le_bytes());
+    for t in triangles {
+        out.extend_from_slice(&[0u8; 12]);
+        for c in t.iter().flatten() {
+            out.extend_from_slice(&c.to_le_bytes());
+        }
+        out.extend_from_slice(&[0, 0]);
+    }
+    out
 }
 
 /// Checks a mesh: at least one triangle and one vertex, finite vertices, indices in range and
@@ -218,24 +272,24 @@ mod tests {
 
     #[test]
     fn binary_and_ascii_stl_parse_to_the_same_mesh() {
-        let ascii = "solid t\n\
-            facet normal 0 0 1\n outer loop\n vertex 0 0 0\n vertex 1 0 0\n vertex 0 1 0\n endloop\n endfacet\n\
-            facet normal 0 0 1\n outer loop\n vertex 1 0 0\n vertex 1 1 0\n vertex 0 1 0\n endloop\n endfacet\n\
-            endsolid t\n";
+        // a unit square in the xy plane, as two triangles sharing an edge
+        let corners = [
+            [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]],
+            [[1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [0.0, 1.0, 0.0]],
+        ];
+        let mut ascii = String::from("solid t\n");
+        for t in &corners {
+            ascii += "facet normal 0 0 1\n outer loop\n";
+            for [x, y, z] in t {
+                ascii += &format!("  vertex {x} {y} {z}\n");
+            }
+            ascii += " endloop\nendfacet\n";
+        }
+        ascii += "endsolid t\n";
         let a = parse_stl(ascii.as_bytes()).unwrap();
         assert_eq!(a.triangles.len(), 2);
         assert_eq!(a.vertices.len(), 4); // shared vertices merged
-        let mut bin = vec![0u8; 80];
-        bin.extend_from_slice(&2u32.to_le_bytes());
-        for t in &a.triangles {
-            bin.extend_from_slice(&[0u8; 12]);
-            for &k in t {
-                for c in a.vertices[k as usize] {
-                    bin.extend_from_slice(&(c as f32).to_le_bytes());
-                }
-            }
-            bin.extend_from_slice(&[0, 0]);
-        }
+        let bin = binary_stl(&corners);
         let b = parse_stl(&bin).unwrap();
         assert_eq!(a, b);
         assert!(validate(&b.vertices, &b.triangles).is_ok());
@@ -244,5 +298,35 @@ mod tests {
             Err(MeshError::Stl(_))
         ));
         assert!(parse_stl(&bin[..bin.len() - 10]).is_err());
+    }
+
+    #[test]
+    fn file_errors_name_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = dir.path().join("good.stl");
+        let (v, t) = tetrahedron(1.0);
+        let corners: Vec<[[f32; 3]; 3]> = t
+            .iter()
+            .map(|t| t.map(|k| v[k as usize].map(|c| c as f32)))
+            .collect();
+        std::fs::write(&good, binary_stl(&corners)).unwrap();
+        let m = read_stl_file(&good).unwrap();
+        assert_eq!((m.vertices.len(), m.triangles.len()), (4, 4));
+        let empty = dir.path().join("empty.stl");
+        std::fs::write(&empty, binary_stl(&[])).unwrap();
+        match read_stl_file(&empty) {
+            Err(MeshError::File { path, source }) => {
+                assert_eq!(path, empty);
+                assert!(matches!(*source, MeshError::Empty));
+            }
+            other => panic!("{other:?}"),
+        }
+        let e = read_stl_file(&empty).unwrap_err();
+        assert!(e.to_string().contains("empty.stl"), "{e}");
+        let missing = dir.path().join("missing.stl");
+        assert!(matches!(
+            read_stl_file(&missing),
+            Err(MeshError::Io { path, .. }) if path == missing
+        ));
     }
 }

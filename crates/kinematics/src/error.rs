@@ -143,50 +143,12 @@ pub enum Error {
         /// Upper limit.
         upper: f64,
     },
-    /// A mesh without triangles (or without vertices).
-    #[error("the mesh has no triangles or no vertices")]
-    EmptyMesh,
-    /// A vertex with a NaN or infinite coordinate.
-    #[error("vertex {index} is not finite")]
-    NonFiniteVertex {
-        /// Vertex index.
-        index: usize,
-    },
-    /// A triangle refers to a vertex that does not exist.
-    #[error("triangle {triangle} refers to vertex {index} but the mesh has {count} vertices")]
-    IndexOutOfRange {
-        /// Triangle index.
-        triangle: usize,
-        /// The bad vertex index.
-        index: u32,
-        /// Number of vertices.
-        count: usize,
-    },
-    /// A triangle with a repeated vertex or (relative to its longest edge) no area: the rule
-    /// of [`rpq_base::mesh`].
-    #[error("triangle {triangle} is degenerate (area {area:e} m²)")]
-    DegenerateTriangle {
-        /// Triangle index.
-        triangle: usize,
-        /// Its area.
-        area: f64,
-    },
-    /// The bytes are not a readable STL file.
-    #[error("invalid STL data: {source}")]
-    Stl {
-        /// The reader's error.
-        #[source]
-        source: std::io::Error,
-    },
-    /// A mesh file could not be loaded.
-    #[error("mesh {path}: {source}")]
-    MeshFile {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        #[source]
-        source: Box<Error>,
-    },
+    /// A mesh, its STL data or its STL file is refused by the suite's one mesh rule
+    /// ([`rpq_base::mesh`], shared with `rpq_proximity`): empty mesh, non-finite vertex,
+    /// index out of range, degenerate triangle, malformed STL, unreadable file. Errors from
+    /// [`crate::TriMesh::from_stl_file`] name the file.
+    #[error(transparent)]
+    Mesh(#[from] rpq_base::mesh::MeshError),
     /// A `package://` URI names a package the resolver does not know.
     #[error("unknown package `{package}` in `{uri}`")]
     UnknownPackage {
@@ -209,28 +171,4 @@ pub enum Error {
         /// The primitive (`box`, `cylinder`, `sphere`, `capsule`).
         geometry: &'static str,
     },
-}
-
-impl From<rpq_base::mesh::MeshError> for Error {
-    /// The shared mesh rule's verdict, as this crate's variant of the same meaning.
-    fn from(e: rpq_base::mesh::MeshError) -> Error {
-        use rpq_base::mesh::MeshError as M;
-        match e {
-            M::Empty => Error::EmptyMesh,
-            M::NonFiniteVertex { index, .. } => Error::NonFiniteVertex { index },
-            M::IndexOutOfRange {
-                triangle,
-                index,
-                count,
-            } => Error::IndexOutOfRange {
-                triangle,
-                index,
-                count,
-            },
-            M::DegenerateTriangle { triangle, area, .. } => {
-                Error::DegenerateTriangle { triangle, area }
-            }
-            M::Stl(source) => Error::Stl { source },
-        }
-    }
 }

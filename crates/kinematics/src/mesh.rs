@@ -29,10 +29,14 @@ impl TriMesh {
     ///
     /// ```
     /// use nalgebra::Point3;
+    /// use rpq_base::mesh::MeshError;
     /// use rpq_kinematics::{Error, TriMesh};
     /// let v = vec![Point3::origin(), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
     /// assert!(TriMesh::new(v.clone(), vec![[0, 1, 2]]).is_ok());
-    /// assert!(matches!(TriMesh::new(v, vec![[0, 1, 1]]), Err(Error::DegenerateTriangle { triangle: 0, .. })));
+    /// assert!(matches!(
+    ///     TriMesh::new(v, vec![[0, 1, 1]]),
+    ///     Err(Error::Mesh(MeshError::DegenerateTriangle { triangle: 0, .. }))
+    /// ));
     /// ```
     pub fn new(vertices: Vec<Point3<f64>>, triangles: Vec<[u32; 3]>) -> Result<TriMesh, Error> {
         let mesh = TriMesh {
@@ -45,7 +49,7 @@ impl TriMesh {
 
     /// Checks the invariants listed on [`TriMesh`].
     pub fn validate(&self) -> Result<(), Error> {
-        rpq_base::mesh::validate(&self.vertices, &self.triangles).map_err(Error::from)
+        Ok(rpq_base::mesh::validate(&self.vertices, &self.triangles)?)
     }
 
     /// Area of triangle `t` (m²).
@@ -63,16 +67,13 @@ impl TriMesh {
         )
     }
 
-    /// Reads an STL file; errors name the file.
+    /// Reads an STL file (binary or ASCII); identical vertices are merged. Errors name the
+    /// file ([`rpq_base::mesh::read_stl_file`]).
     pub fn from_stl_file(path: impl AsRef<Path>) -> Result<TriMesh, Error> {
-        let path = path.as_ref();
-        let bytes = std::fs::read(path).map_err(|source| Error::Io {
-            path: path.to_owned(),
-            source,
-        })?;
-        TriMesh::from_stl_bytes(&bytes).map_err(|e| Error::MeshFile {
-            path: path.to_owned(),
-            source: Box::new(e),
+        let stl = rpq_base::mesh::read_stl_file(path.as_ref())?;
+        Ok(TriMesh {
+            vertices: stl.vertices.into_iter().map(Point3::from).collect(),
+            triangles: stl.triangles,
         })
     }
 
@@ -172,22 +173,7 @@ impl Robot {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Binary STL bytes for the given triangles (normals left zero).
-    fn stl(triangles: &[[[f32; 3]; 3]]) -> Vec<u8> {
-        let mut out = vec![b'x'; 80];
-        out.extend_from_slice(&(triangles.len() as u32).to_le_bytes());
-        for t in triangles {
-            out.extend_from_slice(&[0u8; 12]);
-            for v in t {
-                for c in v {
-                    out.extend_from_slice(&c.to_le_bytes());
-                }
-            }
-            out.extend_from_slice(&[0, 0]);
-        }
-        out
-    }
+    use rpq_base::mesh::{binary_stl as stl, MeshError};
 
     fn tetrahedron() -> Vec<[[f32; 3]; 3]> {
         let (o, x, y, z) = (
@@ -217,32 +203,41 @@ mod tests {
     fn invalid_meshes_are_rejected() {
         assert!(matches!(
             TriMesh::from_stl_bytes(&stl(&[])),
-            Err(Error::EmptyMesh)
+            Err(Error::Mesh(MeshError::Empty))
         ));
         let mut t = tetrahedron();
         t[3][2] = [f32::NAN, 0.0, 1.0];
         assert!(matches!(
             TriMesh::from_stl_bytes(&stl(&t)),
-            Err(Error::NonFiniteVertex { .. })
+            Err(Error::Mesh(MeshError::NonFiniteVertex { .. }))
         ));
         let mut t = tetrahedron();
         t[1][2] = [2.0, 0.0, 0.0]; // collinear with o and x
         assert!(matches!(
             TriMesh::from_stl_bytes(&stl(&t)),
-            Err(Error::DegenerateTriangle { triangle: 1, .. })
+            Err(Error::Mesh(MeshError::DegenerateTriangle {
+                triangle: 1,
+                ..
+            }))
         ));
         let mut t = tetrahedron();
         t[2][1] = t[2][0]; // repeated vertex
         assert!(matches!(
             TriMesh::from_stl_bytes(&stl(&t)),
-            Err(Error::DegenerateTriangle { triangle: 2, .. })
+            Err(Error::Mesh(MeshError::DegenerateTriangle {
+                triangle: 2,
+                ..
+            }))
         ));
         let mut t = tetrahedron();
         t[0][1] = [0.5, 1e-13, 0.0]; // a sliver: height 1e-13 of its longest edge
         t[0][2] = [1.0, 0.0, 0.0];
         assert!(matches!(
             TriMesh::from_stl_bytes(&stl(&t)),
-            Err(Error::DegenerateTriangle { triangle: 0, .. })
+            Err(Error::Mesh(MeshError::DegenerateTriangle {
+                triangle: 0,
+                ..
+            }))
         ));
         // A small but well-shaped triangle is valid (the rule does not depend on the unit).
         let mut t = tetrahedron();
@@ -251,7 +246,7 @@ mod tests {
         let bytes = stl(&tetrahedron());
         assert!(matches!(
             TriMesh::from_stl_bytes(&bytes[..bytes.len() - 10]),
-            Err(Error::Stl { .. })
+            Err(Error::Mesh(MeshError::Stl(_)))
         ));
         let bad = TriMesh {
             vertices: vec![Point3::origin()],
@@ -259,11 +254,11 @@ mod tests {
         };
         assert!(matches!(
             bad.validate(),
-            Err(Error::IndexOutOfRange {
+            Err(Error::Mesh(MeshError::IndexOutOfRange {
                 triangle: 0,
                 index: 1,
                 count: 1
-            })
+            }))
         ));
     }
 
@@ -273,15 +268,15 @@ mod tests {
         let path = dir.path().join("empty.stl");
         std::fs::write(&path, stl(&[])).unwrap();
         match TriMesh::from_stl_file(&path) {
-            Err(Error::MeshFile { path: p, source }) => {
+            Err(Error::Mesh(MeshError::File { path: p, source })) => {
                 assert_eq!(p, path);
-                assert!(matches!(*source, Error::EmptyMesh));
+                assert!(matches!(*source, MeshError::Empty));
             }
             other => panic!("{other:?}"),
         }
         assert!(matches!(
             TriMesh::from_stl_file(dir.path().join("missing.stl")),
-            Err(Error::Io { .. })
+            Err(Error::Mesh(MeshError::Io { .. }))
         ));
     }
 

@@ -72,12 +72,13 @@ impl Model {
     ///
     /// ```
     /// use nalgebra::Point3;
+    /// use rpq_base::mesh::MeshError;
     /// use rpq_proximity::{Model, ProximityError};
     /// let v = vec![Point3::origin(), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
     /// assert_eq!(Model::new(v.clone(), vec![[0, 1, 2]]).unwrap().num_triangles(), 1);
     /// assert!(matches!(
     ///     Model::new(v, vec![[0, 1, 1]]),
-    ///     Err(ProximityError::DegenerateTriangle { triangle: 0, .. })
+    ///     Err(ProximityError::Mesh(MeshError::DegenerateTriangle { triangle: 0, .. }))
     /// ));
     /// ```
     pub fn new(
@@ -140,17 +141,14 @@ impl Model {
         )
     }
 
-    /// Reads an STL file; errors name the file.
+    /// Reads an STL file (binary or ASCII); identical vertices are merged. Errors name the
+    /// file ([`rpq_base::mesh::read_stl_file`]).
     pub fn from_stl_file(path: impl AsRef<Path>) -> Result<Model, ProximityError> {
-        let path = path.as_ref();
-        let bytes = std::fs::read(path).map_err(|source| ProximityError::Io {
-            path: path.to_owned(),
-            source,
-        })?;
-        Model::from_stl_bytes(&bytes).map_err(|e| ProximityError::MeshFile {
-            path: path.to_owned(),
-            source: Box::new(e),
-        })
+        let stl = rpq_base::mesh::read_stl_file(path.as_ref())?;
+        Model::new(
+            stl.vertices.into_iter().map(Point3::from).collect(),
+            stl.triangles,
+        )
     }
 
     /// Number of triangles.

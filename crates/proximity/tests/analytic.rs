@@ -6,6 +6,7 @@ use common::*;
 use std::f64::consts::{FRAC_PI_2, FRAC_PI_4, SQRT_2};
 
 use nalgebra::{Isometry3, Point3, Vector3};
+use rpq_base::mesh::MeshError;
 use rpq_proximity::*;
 
 fn dist(pa: &Isometry3<f64>, a: &Model, pb: &Isometry3<f64>, b: &Model) -> DistanceResult {
@@ -202,53 +203,62 @@ fn bad_input_is_an_error() {
     ];
     assert!(matches!(
         Model::new(vec![], vec![]),
-        Err(ProximityError::EmptyMesh)
+        Err(ProximityError::Mesh(MeshError::Empty))
     ));
     assert!(matches!(
         Model::new(v.clone(), vec![]),
-        Err(ProximityError::EmptyMesh)
+        Err(ProximityError::Mesh(MeshError::Empty))
     ));
     let mut nan = v.clone();
     nan[2].y = f64::NAN;
     assert!(matches!(
         Model::new(nan, vec![[0, 1, 2]]),
-        Err(ProximityError::NonFiniteVertex { index: 2, .. })
+        Err(ProximityError::Mesh(MeshError::NonFiniteVertex {
+            index: 2,
+            ..
+        }))
     ));
     let mut inf = v.clone();
     inf[1].x = f64::INFINITY;
     assert!(matches!(
         Model::new(inf, vec![[0, 1, 2]]),
-        Err(ProximityError::NonFiniteVertex { index: 1, .. })
+        Err(ProximityError::Mesh(MeshError::NonFiniteVertex {
+            index: 1,
+            ..
+        }))
     ));
     // collinear vertices, repeated index
     let e = Model::new(v.clone(), vec![[0, 1, 2], [0, 1, 3]]).unwrap_err();
     assert!(matches!(
         e,
-        ProximityError::DegenerateTriangle { triangle: 1, .. }
+        ProximityError::Mesh(MeshError::DegenerateTriangle { triangle: 1, .. })
     ));
     assert!(e.to_string().contains("triangle 1"), "{e}");
     assert!(matches!(
         Model::new(v.clone(), vec![[2, 2, 1]]),
-        Err(ProximityError::DegenerateTriangle { triangle: 0, .. })
+        Err(ProximityError::Mesh(MeshError::DegenerateTriangle {
+            triangle: 0,
+            ..
+        }))
     ));
     let e = Model::new(v, vec![[0, 1, 2], [0, 1, 9]]).unwrap_err();
     assert!(matches!(
         e,
-        ProximityError::IndexOutOfRange {
+        ProximityError::Mesh(MeshError::IndexOutOfRange {
             triangle: 1,
             index: 9,
             count: 4
-        }
+        })
     ));
     // malformed STL
     assert!(matches!(
         Model::from_stl_bytes(b"solid x\n facet normal 0 0 oops\n"),
-        Err(ProximityError::Stl(_))
+        Err(ProximityError::Mesh(MeshError::Stl(_)))
     ));
     assert!(Model::from_stl_bytes(&[0u8; 10]).is_err());
     assert!(matches!(
         Model::from_stl_file("/nonexistent/none.stl"),
-        Err(ProximityError::Io { .. })
+        Err(ProximityError::Mesh(MeshError::Io { .. }))
     ));
 }
 
@@ -269,7 +279,11 @@ fn stl_loading() {
     let f = dir.join("bad.stl");
     std::fs::write(&f, bad).unwrap();
     let e = Model::from_stl_file(&f).unwrap_err();
-    assert!(matches!(e, ProximityError::MeshFile { .. }));
+    assert!(matches!(
+        e,
+        ProximityError::Mesh(MeshError::File { ref source, .. })
+            if matches!(**source, MeshError::DegenerateTriangle { triangle: 0, .. })
+    ));
     assert!(e.to_string().contains("bad.stl"));
     std::fs::remove_dir_all(&dir).ok();
     // the RX60 meshes load, and the hierarchy has 2n - 1 nodes

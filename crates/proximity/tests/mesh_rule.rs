@@ -2,24 +2,9 @@
 //! every scale (both validate through `rpq_base::mesh`).
 
 use nalgebra::{Isometry3, Point3, Vector3};
+use rpq_base::mesh::{binary_stl as stl, MeshError};
 use rpq_kinematics::{Error, TriMesh};
 use rpq_proximity::{Model, ProximityError};
-
-/// Binary STL bytes for the given triangles (normals left zero).
-fn stl(triangles: &[[[f32; 3]; 3]]) -> Vec<u8> {
-    let mut out = vec![b'x'; 80];
-    out.extend_from_slice(&(triangles.len() as u32).to_le_bytes());
-    for t in triangles {
-        out.extend_from_slice(&[0u8; 12]);
-        for v in t {
-            for c in v {
-                out.extend_from_slice(&c.to_le_bytes());
-            }
-        }
-        out.extend_from_slice(&[0, 0]);
-    }
-    out
-}
 
 /// A part drawn in millimetres: a 50 mm tetrahedron and a 1 µm (0.001 mm) facet, which in
 /// metres has an area of 5e-13 m².
@@ -50,12 +35,12 @@ fn verdicts(bytes: &[u8], scale: f64) -> (Result<(), usize>, Result<(), usize>) 
     mesh.transform(&Vector3::repeat(scale), &Isometry3::identity());
     let kin = match mesh.validate() {
         Ok(()) => Ok(()),
-        Err(Error::DegenerateTriangle { triangle, .. }) => Err(triangle),
+        Err(Error::Mesh(MeshError::DegenerateTriangle { triangle, .. })) => Err(triangle),
         Err(e) => panic!("{e}"),
     };
     let prox = match Model::new(mesh.vertices.clone(), mesh.triangles.clone()) {
         Ok(_) => Ok(()),
-        Err(ProximityError::DegenerateTriangle { triangle, .. }) => Err(triangle),
+        Err(ProximityError::Mesh(MeshError::DegenerateTriangle { triangle, .. })) => Err(triangle),
         Err(e) => panic!("{e}"),
     };
     (kin, prox)
@@ -75,11 +60,17 @@ fn a_scaled_mesh_gets_the_same_verdict_from_both_crates() {
     let bad = stl(&millimetre_part(true));
     assert!(matches!(
         TriMesh::from_stl_bytes(&bad),
-        Err(Error::DegenerateTriangle { triangle: 4, .. })
+        Err(Error::Mesh(MeshError::DegenerateTriangle {
+            triangle: 4,
+            ..
+        }))
     ));
     assert!(matches!(
         Model::from_stl_bytes(&bad),
-        Err(ProximityError::DegenerateTriangle { triangle: 4, .. })
+        Err(ProximityError::Mesh(MeshError::DegenerateTriangle {
+            triangle: 4,
+            ..
+        }))
     ));
     for scale in [1.0, 1e-3, 1e-6, 1e3] {
         assert_eq!(verdicts(&bad, scale), (Err(4), Err(4)), "scale {scale}");
