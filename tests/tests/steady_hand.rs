@@ -11,6 +11,8 @@
 //! * `watchdog_stops_within_two_periods`: `simulated_user` stops publishing after 1.5 s; the
 //!   first zero command must come at most `safety.wrench_timeout + 2 / update_rate` after the last
 //!   wrench, with the reason logged.
+//! * `sigint_stops_the_robot_at_once`: under a steady push, SIGINT to the controller must make
+//!   robot_sim report zero joint velocities within 100 ms (its own command timeout is 0.5 s).
 //! * `guidance_combines_and_sequences_fixtures`: the services `~/combine`, `~/load_sequence`
 //!   and `~/sequence` of `steady_hand_guidance` called from a Rust client: bad requests are
 //!   refused with a reason; a plane ∩ cone priority combination publishes the analytic `D`
@@ -1067,6 +1069,163 @@ mod combine_and_sequence {
         assert!(
             log.contains("is empty here"),
             "fallback warning logged: {log}"
+        );
+    }
+}
+
+/// Issue 12 item 2: the controller stops the robot itself when it exits, instead of leaving
+/// it at its last velocity until robot_sim's command timeout.
+mod stop_on_exit {
+    use super::*;
+    use futures::StreamExt;
+    use rpq_ros::{args::RosArgs, env::RosEnv, node::RosNode, qos};
+    use std::time::Instant;
+
+    /// Largest joint speed of a joint state, rad/s.
+    fn max_speed(js: &JointState) -> f64 {
+        js.velocity.iter().fold(0.0_f64, |m, v| m.max(v.abs()))
+    }
+
+    /// A steady push moves the robot; SIGINT to the controller must bring robot_sim's reported
+    /// joint velocities to zero within 100 ms, well before robot_sim's own 0.5 s command
+    /// timeout would (the old controller left the robot moving until then).
+    #[test]
+    fn sigint_stops_the_robot_at_once() {
+        let env = TestEnv::new();
+        let bound = Duration::from_millis(100);
+        let sim_timeout = 0.5;
+        let _sim = spawn_robot_sim(
+            &env,
+            &[
+                "-p",
+                START,
+                "-p",
+                "update_rate:=500.0",
+                "-p",
+                &format!("velocity_command_timeout:={sim_timeout:?}"),
+            ],
+        );
+        let cfg = repo_root().join("config");
+        let ctl = spawn_node(
+            &env,
+            "admittance_controller",
+            &[
+                vec![
+                    "--params-file".to_string(),
+                    cfg.join("admittance_controller.yaml").display().to_string(),
+                ],
+                p(&format!(
+                    "robot_description_file:={}",
+                    rx60_urdf().display()
+                ))
+                .to_vec(),
+                p("fixture.required:=false").to_vec(),
+            ]
+            .concat(),
+            "admittance_controller ready",
+        );
+
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let domain = env.domain_id.to_string();
+        let (signalled, states, stopper) = runtime.block_on(async move {
+            let ros_env =
+                RosEnv::from_vars(|k| (k == "ROS_DOMAIN_ID").then(|| domain.clone())).unwrap();
+            let mut node =
+                RosNode::new("stop_on_exit_pusher", ros_env, RosArgs::default(), &[]).unwrap();
+            let wrench_pub = node
+                .publisher::<WrenchStamped>(WRENCH_TOPIC, qos::default())
+                .unwrap();
+            let js_sub = node
+                .subscription::<JointState>("/joint_states", qos::default())
+                .unwrap();
+            let mut joint_states = std::pin::pin!(js_sub.async_stream());
+            let mut push = tokio::time::interval(Duration::from_millis(5));
+            let t0 = Instant::now();
+            let mut moving_since: Option<Instant> = None;
+            let mut ctl = Some(ctl);
+            let mut signalled: Option<Instant> = None;
+            let mut stopper = None;
+            // (arrival, largest joint speed) of every joint state after the signal
+            let mut states: Vec<(Instant, f64)> = Vec::new();
+            loop {
+                tokio::select! {
+                    _ = push.tick() => {
+                        // 10 N along x of the tool frame: well above the deadband
+                        let msg = WrenchStamped {
+                            wrench: Wrench {
+                                force: Vector3 { x: 10.0, y: 0.0, z: 0.0 },
+                                ..Default::default()
+                            },
+                            ..Default::default()
+                        };
+                        wrench_pub.publish(msg).expect("wrench published");
+                    }
+                    item = joint_states.next() => {
+                        let (js, _) = item.expect("joint_states stream").expect("joint state");
+                        let now = Instant::now();
+                        let speed = max_speed(&js);
+                        if let Some(ts) = signalled {
+                            states.push((now, speed));
+                            if now - ts > Duration::from_secs_f64(0.8 * sim_timeout) {
+                                break;
+                            }
+                        } else if speed > 1e-3 {
+                            let since = *moving_since.get_or_insert(now);
+                            if now - since > Duration::from_millis(300) {
+                                // SIGINT from another thread (`stop` waits for the exit)
+                                let mut c = ctl.take().unwrap();
+                                signalled = Some(Instant::now());
+                                stopper = Some(std::thread::spawn(move || {
+                                    let code = c.stop(Duration::from_secs(3));
+                                    (code, c.output())
+                                }));
+                            }
+                        } else {
+                            moving_since = None;
+                        }
+                    }
+                }
+                assert!(
+                    t0.elapsed() < Duration::from_secs(8),
+                    "the robot never moved under the push"
+                );
+            }
+            (signalled.unwrap(), states, stopper.unwrap())
+        });
+        let (code, output) = stopper.join().unwrap();
+        assert_eq!(code, Some(0), "controller output:\n{}", output.join("\n"));
+        assert!(
+            !output.iter().any(|l| l.contains("stop commands not sent")),
+            "{output:?}"
+        );
+        assert!(!states.is_empty(), "no joint states after the signal");
+        // the first joint state from which on every reported velocity is zero
+        let last_moving = states.iter().rposition(|(_, v)| *v > 1e-9);
+        let stopped_at = match last_moving {
+            None => states[0].0,
+            Some(k) => {
+                assert!(
+                    k + 1 < states.len(),
+                    "the robot still moved {:.0} ms after SIGINT",
+                    (states[k].0 - signalled).as_secs_f64() * 1e3
+                );
+                states[k + 1].0
+            }
+        };
+        let latency = stopped_at.saturating_duration_since(signalled);
+        eprintln!(
+            "steady_hand stop on exit: joint velocities zero {:.1} ms after SIGINT (bound {:.0} ms, robot_sim timeout {:.0} ms)",
+            latency.as_secs_f64() * 1e3,
+            bound.as_secs_f64() * 1e3,
+            sim_timeout * 1e3
+        );
+        assert!(
+            latency <= bound,
+            "joint velocities zero {latency:?} after SIGINT, bound {bound:?}"
         );
     }
 }

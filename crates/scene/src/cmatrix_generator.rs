@@ -35,6 +35,13 @@
 //! sampling plus descent found no approach below the margin; the margin is the allowance
 //! for what the search might miss). The YAML file records per pair how it was decided and
 //! the closest approach (see [`PairDecision`]).
+//!
+//! A search too small to give evidence is refused before anything is computed
+//! ([`GeneratorSettings::validate`]): fewer than [`crate::cmatrix::MIN_SAMPLES`] samples,
+//! fewer than [`crate::cmatrix::MIN_REFINE_STARTS`] local searches per open pair or fewer
+//! than [`crate::cmatrix::MIN_REFINE_EVALUATIONS`] distance queries per search. Settings
+//! at these minimums still only *search*: they list more pairs than the defaults, and a
+//! searched pair is not a guarantee.
 
 use std::collections::BTreeSet;
 
@@ -367,12 +374,7 @@ pub fn generate_collision_matrix(
     settings: &GeneratorSettings,
     progress: Option<&indicatif::ProgressBar>,
 ) -> Result<CollisionMatrix, SceneError> {
-    if !(settings.margin.is_finite() && settings.margin >= 0.0) {
-        return Err(SceneError::Invalid(format!(
-            "collision-matrix margin {} must be finite and >= 0",
-            settings.margin
-        )));
-    }
+    settings.validate()?;
     // A pair may collide if its distance can be below the margin or zero (touching):
     // with margin 0, only overlapping pairs count.
     let margin = settings.margin.max(f64::MIN_POSITIVE);

@@ -80,6 +80,20 @@ pub enum SceneError {
         /// Name of the object without meshes.
         name: String,
     },
+    /// A collision-matrix generator setting too small for the search to give evidence: a
+    /// pair would be listed as never colliding without (enough) distance queries.
+    #[error(
+        "collision-matrix generator: {setting} = {value} is below the minimum {minimum} \
+         (a smaller search would list pairs as never colliding without evidence)"
+    )]
+    GeneratorSetting {
+        /// The setting (`samples`, `refine_starts`, `refine_evaluations`).
+        setting: &'static str,
+        /// The value given.
+        value: usize,
+        /// The smallest accepted value.
+        minimum: usize,
+    },
     /// Invalid argument to a query or builder.
     #[error("{0}")]
     Invalid(String),

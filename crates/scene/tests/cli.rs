@@ -157,3 +157,60 @@ fn bad_inputs_are_rejected_with_line_numbers() {
     let (ok, _, err) = run(&[sc2.as_os_str(), "q.csv".as_ref()]);
     assert!(!ok && err.contains("missing.yaml"), "{err}");
 }
+
+#[test]
+fn collision_matrix_search_too_small_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let sc = scene(dir.path(), "");
+    let cm = dir.path().join("cm.yaml");
+    for (flag, value, minimum) in [
+        ("--samples", "0", "100"),
+        ("--samples", "99", "100"),
+        ("--refine-evaluations", "0", "50"),
+        ("--refine-starts", "0", "1"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_rpq_query"))
+            .args([sc.as_os_str(), "--generate-collision-matrix".as_ref()])
+            .arg(&cm)
+            .args([flag, value])
+            .output()
+            .unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(out.status.code(), Some(2), "{flag} {value}: {err}");
+        let setting = flag.trim_start_matches("--").replace('-', "_");
+        assert!(
+            err.contains("error:")
+                && err.contains(&format!("{setting} = {value}"))
+                && err.contains(&format!("minimum {minimum}")),
+            "{flag} {value}: {err}"
+        );
+        assert!(!cm.exists(), "{flag} {value} wrote {}", cm.display());
+    }
+    // The smallest accepted search still keeps the pose with both arms leaning towards each
+    // other colliding (issue 12: with `--samples 0` it was answered as free).
+    let (ok, _, err) = run(&[
+        sc.as_os_str(),
+        "--generate-collision-matrix".as_ref(),
+        cm.as_os_str(),
+        "--samples".as_ref(),
+        "100".as_ref(),
+        "--refine-starts".as_ref(),
+        "1".as_ref(),
+        "--refine-evaluations".as_ref(),
+        "50".as_ref(),
+    ]);
+    assert!(ok, "{err}");
+    let csv = dir.path().join("q.csv");
+    std::fs::write(&csv, format!("{HEADER}\n0,0.8,0.5,0,0,0,0,0,0,0.5,0.8,0\n")).unwrap();
+    let (ok, stdout, err) = run(&[
+        sc.as_os_str(),
+        csv.as_os_str(),
+        "--collision-matrix-file".as_ref(),
+        cm.as_os_str(),
+        "--collision-matrix".as_ref(),
+        "true".as_ref(),
+    ]);
+    assert!(ok, "{err}");
+    let row: Vec<&str> = stdout.lines().nth(1).unwrap().split(',').collect();
+    assert_eq!(row[1], "1", "{stdout}");
+}

@@ -7,7 +7,7 @@ mod common;
 use std::path::Path;
 
 use nalgebra::Isometry3;
-use rpq_scene::cmatrix::Reason;
+use rpq_scene::cmatrix::{Reason, MIN_REFINE_EVALUATIONS, MIN_REFINE_STARTS, MIN_SAMPLES};
 use rpq_scene::{
     eval, generate_collision_matrix, Body, BodyId, CollisionMatrix, GeneratorSettings,
     QueryOptions, Scenario, SceneError, SimpleObject,
@@ -163,7 +163,7 @@ fn prismatic_travel_is_in_the_bound_and_the_search_reaches_the_limit() {
         })
         .unwrap();
     }
-    let cm = generate_collision_matrix(&s, &settings(50), None).unwrap();
+    let cm = generate_collision_matrix(&s, &settings(100), None).unwrap();
     let get = |a: &str, b: &str| {
         cm.decisions
             .iter()
@@ -317,4 +317,94 @@ fn edited_files_with_unknown_names_or_moved_robots_are_rejected() {
     )
     .unwrap_err();
     assert!(e.to_string().contains("margin"));
+}
+
+#[test]
+fn searches_too_small_to_give_evidence_are_refused() {
+    // Issue 12: with 0 samples (or an empty local search) the pairs the proof leaves open
+    // were listed as never colliding without a single distance query.
+    let s = eval::pair_scenario(common::rx60(), 0.6).unwrap();
+    let ok = GeneratorSettings {
+        samples: MIN_SAMPLES,
+        refine_starts: MIN_REFINE_STARTS,
+        refine_evaluations: MIN_REFINE_EVALUATIONS,
+        ..GeneratorSettings::default()
+    };
+    assert_eq!(
+        (MIN_SAMPLES, MIN_REFINE_STARTS, MIN_REFINE_EVALUATIONS),
+        (100, 1, 50)
+    );
+    let cases = [
+        (
+            "samples",
+            GeneratorSettings {
+                samples: 0,
+                ..ok.clone()
+            },
+            100,
+        ),
+        (
+            "samples",
+            GeneratorSettings {
+                samples: 99,
+                ..ok.clone()
+            },
+            100,
+        ),
+        (
+            "refine_evaluations",
+            GeneratorSettings {
+                refine_evaluations: 0,
+                ..ok.clone()
+            },
+            50,
+        ),
+        (
+            "refine_evaluations",
+            GeneratorSettings {
+                samples: 10,
+                refine_evaluations: 0,
+                ..ok.clone()
+            },
+            100,
+        ),
+        (
+            "refine_starts",
+            GeneratorSettings {
+                refine_starts: 0,
+                ..ok.clone()
+            },
+            1,
+        ),
+    ];
+    for (name, g, minimum) in cases {
+        let e = generate_collision_matrix(&s, &g, None).unwrap_err();
+        match &e {
+            SceneError::GeneratorSetting {
+                setting,
+                minimum: m,
+                ..
+            } => {
+                // Several too small: the first in field order is named.
+                let want = if g.samples < MIN_SAMPLES {
+                    "samples"
+                } else {
+                    name
+                };
+                assert_eq!((*setting, *m), (want, minimum), "{e}");
+            }
+            _ => panic!("{name}: {e}"),
+        }
+        assert!(e.to_string().contains(&format!("minimum {minimum}")), "{e}");
+        assert!(g.validate().is_err());
+    }
+    // The smallest accepted search is accepted and keeps the overlapping pose colliding.
+    let cm = generate_collision_matrix(&s, &ok, None).unwrap();
+    let mut with = eval::pair_scenario(common::rx60(), 0.6).unwrap();
+    with.set_collision_matrix(cm).unwrap();
+    let q = [0.0, 0.8, 0.5, 0.0, 0.0, 0.0];
+    with.set_joint_positions(0, &q).unwrap();
+    with.set_joint_positions(1, &q).unwrap();
+    assert!(with.collide(&QueryOptions::ALL_OFF).colliding);
+    assert!(with.collide(&QueryOptions::ALL_ON).colliding);
 }

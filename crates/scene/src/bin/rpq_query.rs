@@ -45,16 +45,16 @@ struct Args {
     /// `collision_matrix` entry is ignored.
     #[arg(long)]
     generate_collision_matrix: Option<PathBuf>,
-    /// Samples for --generate-collision-matrix.
+    /// Random configurations for --generate-collision-matrix (at least 100).
     #[arg(long, default_value_t = 20_000)]
     samples: usize,
     /// Safety margin (m) for --generate-collision-matrix.
     #[arg(long, default_value_t = 0.05)]
     margin: f64,
-    /// Local searches per pair not brought within the margin by a sample (0: none).
+    /// Local searches per pair not brought within the margin by a sample (at least 1).
     #[arg(long, default_value_t = 8)]
     refine_starts: usize,
-    /// Distance queries per local search.
+    /// Distance queries per local search (at least 50).
     #[arg(long, default_value_t = 400)]
     refine_evaluations: usize,
 }
@@ -69,6 +69,17 @@ fn parse_levels(s: &str) -> Result<ResolutionLevels, String> {
 }
 
 fn run(a: Args) -> Result<(), SceneError> {
+    let settings = GeneratorSettings {
+        samples: a.samples,
+        margin: a.margin,
+        seed: 1,
+        refine_starts: a.refine_starts,
+        refine_evaluations: a.refine_evaluations,
+    };
+    if a.generate_collision_matrix.is_some() {
+        // Refused before anything is read or written.
+        settings.validate()?;
+    }
     let mut spec = SceneSpec::load(&a.scene)?;
     if a.generate_collision_matrix.is_some() || a.collision_matrix_file.is_some() {
         // The scene's own matrix is replaced (and may not exist yet).
@@ -82,17 +93,7 @@ fn run(a: Args) -> Result<(), SceneError> {
     }
     if let Some(out) = &a.generate_collision_matrix {
         let pb = rpq_scene::eval::progress(a.samples as u64, "collision matrix");
-        let cm = generate_collision_matrix(
-            &scene.scenario,
-            &GeneratorSettings {
-                samples: a.samples,
-                margin: a.margin,
-                seed: 1,
-                refine_starts: a.refine_starts,
-                refine_evaluations: a.refine_evaluations,
-            },
-            Some(&pb),
-        )?;
+        let cm = generate_collision_matrix(&scene.scenario, &settings, Some(&pb))?;
         pb.finish_and_clear();
         cm.save(out)?;
         eprintln!(

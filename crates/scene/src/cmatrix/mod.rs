@@ -15,4 +15,6 @@ mod record;
 mod yaml;
 
 pub use matrix::{CollisionMatrix, MatrixObject};
-pub use record::{GeneratorSettings, PairDecision, Reason};
+pub use record::{
+    GeneratorSettings, PairDecision, Reason, MIN_REFINE_EVALUATIONS, MIN_REFINE_STARTS, MIN_SAMPLES,
+};

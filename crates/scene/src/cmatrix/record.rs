@@ -3,6 +3,24 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::SceneError;
+
+/// Fewest random configurations [`GeneratorSettings::samples`] the generator accepts: with
+/// fewer, the sampling stage gives next to no evidence, and with none at all every pair the
+/// proof leaves open would be listed as never colliding without a single distance query.
+pub const MIN_SAMPLES: usize = 100;
+
+/// Fewest local searches per open pair [`GeneratorSettings::refine_starts`] the generator
+/// accepts: without refinement a pair is listed on sampling alone, and on the facing RX60
+/// pair 0.6 m apart 100 samples without refinement list two pairs that do overlap in some
+/// configuration (found by the default search).
+pub const MIN_REFINE_STARTS: usize = 1;
+
+/// Fewest distance queries per local search [`GeneratorSettings::refine_evaluations`] the
+/// generator accepts: a search of `n` queries first measures its start, so 0 or 1 searches
+/// nothing; 50 covers about two coordinate sweeps over the 12 joints of two 6-axis arms.
+pub const MIN_REFINE_EVALUATIONS: usize = 50;
+
 fn default_refine_starts() -> usize {
     8
 }
@@ -15,17 +33,17 @@ fn default_refine_evaluations() -> usize {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GeneratorSettings {
-    /// Number of random configurations (of all robots at once).
+    /// Number of random configurations (of all robots at once); at least [`MIN_SAMPLES`].
     pub samples: usize,
     /// Safety margin (m): pairs that may come closer than this may collide.
     pub margin: f64,
     /// Seed of the sampler.
     pub seed: u64,
     /// Local searches per pair that no sample brought within the margin (from its closest
-    /// samples); 0 disables the refinement.
+    /// samples); at least [`MIN_REFINE_STARTS`].
     #[serde(default = "default_refine_starts")]
     pub refine_starts: usize,
-    /// Distance queries per local search.
+    /// Distance queries per local search; at least [`MIN_REFINE_EVALUATIONS`].
     #[serde(default = "default_refine_evaluations")]
     pub refine_evaluations: usize,
 }
@@ -51,6 +69,38 @@ impl GeneratorSettings {
             seed,
             ..GeneratorSettings::default()
         }
+    }
+
+    /// Checks that the settings make a meaningful search: a finite margin `>= 0`,
+    /// `samples >= MIN_SAMPLES`, `refine_starts >= MIN_REFINE_STARTS` and
+    /// `refine_evaluations >= MIN_REFINE_EVALUATIONS`
+    /// ([`SceneError::GeneratorSetting`] naming the setting and its minimum otherwise).
+    /// [`crate::generate_collision_matrix`] calls it before doing anything.
+    pub fn validate(&self) -> Result<(), SceneError> {
+        if !(self.margin.is_finite() && self.margin >= 0.0) {
+            return Err(SceneError::Invalid(format!(
+                "collision-matrix margin {} must be finite and >= 0",
+                self.margin
+            )));
+        }
+        for (setting, value, minimum) in [
+            ("samples", self.samples, MIN_SAMPLES),
+            ("refine_starts", self.refine_starts, MIN_REFINE_STARTS),
+            (
+                "refine_evaluations",
+                self.refine_evaluations,
+                MIN_REFINE_EVALUATIONS,
+            ),
+        ] {
+            if value < minimum {
+                return Err(SceneError::GeneratorSetting {
+                    setting,
+                    value,
+                    minimum,
+                });
+            }
+        }
+        Ok(())
     }
 }
 

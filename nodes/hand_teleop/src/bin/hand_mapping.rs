@@ -91,7 +91,9 @@ async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
                 if guard.tick(now) == TickAction::Stop {
                     warn(format!("no valid glove data for {} s: stopping the hand", s.hold_timeout), now);
                     if let Some(q) = last_command {
-                        let _ = traj_pub.publish(convert::robot_trajectory(&q, 0.0));
+                        if let Err(e) = traj_pub.publish(convert::robot_trajectory(&q, 0.0)) {
+                            warn(format!("cannot publish the stop trajectory: {e}"), now);
+                        }
                     }
                 }
             }

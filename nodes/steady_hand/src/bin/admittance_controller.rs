@@ -17,6 +17,8 @@
 //! Safety: a stale or non-finite wrench, a stale joint state, or a near-singular Jacobian
 //! commands zero velocity at the next watchdog period (`update_rate`) or at once, logs the reason
 //! at WARN and publishes it on `~/status`; joint limits are kept by scaling the whole command.
+//! On SIGINT/SIGTERM or a fatal error, a controller that has commanded motion sends its zero
+//! command three times, 10 ms apart, before it exits.
 
 use std::error::Error;
 use std::pin::pin;
@@ -49,6 +51,13 @@ fn main() -> ExitCode {
         run,
     )
 }
+
+/// Zero commands sent on exit (SIGINT/SIGTERM or a fatal error), so that one lost sample on a
+/// best-effort path does not leave the robot moving.
+const EXIT_STOP_COUNT: u32 = 3;
+/// Time between the exit's zero commands, and after the last one before the process ends
+/// (3 commands: 30 ms in all).
+const EXIT_STOP_SPACING: Duration = Duration::from_millis(10);
 
 /// Why the controller stops while `use_sim_time` is on and no `/clock` arrived yet.
 const NO_CLOCK: &str = "no /clock received yet (use_sim_time)";
@@ -268,12 +277,13 @@ async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
         }
     );
 
-    loop {
+    // `Ok` on SIGINT/SIGTERM, `Err` on a fatal error; either way the robot is stopped below
+    let result: Result<(), Box<dyn Error>> = loop {
         // what happened: Some(true) = run a step and publish; Some(false) = watchdog check
         let mut step = None;
         let mut force_status = false;
         tokio::select! {
-            _ = shutdown.wait() => break,
+            _ = shutdown.wait() => break Ok(()),
             _ = tick.tick() => step = Some(false),
             _ = status_tick.tick() => force_status = true,
             item = wrenches.next() => match item {
@@ -288,7 +298,7 @@ async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
                     step = Some(true);
                 }
                 Some(Err(e)) => ros_warn!(log, "cannot read a wrench: {e}"),
-                None => return Err("the wrench stream ended".into()),
+                None => break Err("the wrench stream ended".into()),
             },
             item = joint_states.next() => match item {
                 Some(Ok((msg, _))) => {
@@ -301,7 +311,7 @@ async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
                     st.q = q;
                 }
                 Some(Err(e)) => ros_warn!(log, "cannot read a joint state: {e}"),
-                None => return Err("the joint_states stream ended".into()),
+                None => break Err("the joint_states stream ended".into()),
             },
             item = fixtures.next() => match item {
                 Some(Ok((msg, _))) => match fixture_from_msg(&msg) {
@@ -309,7 +319,7 @@ async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
                     Err(e) => ros_warn!(log, "ignoring a virtual fixture: {e}"),
                 },
                 Some(Err(e)) => ros_warn!(log, "cannot read a virtual fixture: {e}"),
-                None => return Err("the virtual_fixture stream ended".into()),
+                None => break Err("the virtual_fixture stream ended".into()),
             },
         }
         if let Some(run_step) = step {
@@ -380,10 +390,12 @@ async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
             // keep the robot stopped even if a zero command was lost
             st.stop_outputs();
             if !st.s.twist_output() {
-                let _ = vel_pub.publish(Float64MultiArray {
+                if let Err(e) = vel_pub.publish(Float64MultiArray {
                     data: st.out.clone(),
                     ..Default::default()
-                });
+                }) {
+                    ros_warn!(log, "cannot publish the zero velocity command: {e}");
+                }
             }
         }
         let status = st.status();
@@ -400,7 +412,44 @@ async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
                 ros_warn!(log, "cannot publish the status: {e}");
             }
         }
+    };
+    if st.safety.ever_active() {
+        // the velocity interface has no timeout of its own: stop the robot before leaving
+        st.stop_outputs();
+        let mut failed = 0;
+        for k in 0..EXIT_STOP_COUNT {
+            let sent = if st.s.twist_output() {
+                twist_pub
+                    .publish(TwistStamped {
+                        header: Header {
+                            stamp: st.clock.now(),
+                            frame_id: st.root.clone(),
+                        },
+                        ..Default::default()
+                    })
+                    .map_err(|e| e.to_string())
+            } else {
+                vel_pub
+                    .publish(Float64MultiArray {
+                        data: st.out.clone(),
+                        ..Default::default()
+                    })
+                    .map_err(|e| e.to_string())
+            };
+            if let Err(e) = sent {
+                failed += 1;
+                ros_warn!(log, "cannot publish the stop command: {e}");
+            }
+            if k + 1 < EXIT_STOP_COUNT {
+                tokio::time::sleep(EXIT_STOP_SPACING).await;
+            }
+        }
+        // let the DDS writer put the last sample on the wire before the process ends
+        tokio::time::sleep(EXIT_STOP_SPACING).await;
+        if failed > 0 {
+            ros_warn!(log, "{failed} of {EXIT_STOP_COUNT} stop commands not sent");
+        }
     }
     ros_info!(log, "shutting down");
-    Ok(())
+    result
 }
