@@ -200,6 +200,10 @@ mod tests {
                 "shaping.force_scale",
             ),
             (
+                "    shaping:\n      torque_scale: -0.5\n",
+                "shaping.torque_scale",
+            ),
+            (
                 "    safety:\n      wrench_timeout: 0.0\n",
                 "safety.wrench_timeout",
             ),
