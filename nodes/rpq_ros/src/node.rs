@@ -62,9 +62,11 @@ use std::{
 };
 
 use ros2_client::dds::rustdds::Topic;
+/// The publisher type [`RosNode::publisher`] returns, so that nodes can name it.
+pub use ros2_client::Publisher;
 use ros2_client::{
-    Context, Message, MessageTypeName, Name, Node, NodeName, NodeOptions, Publisher, QosProfile,
-    Server, ServiceTypeName, Subscription,
+    Context, Message, MessageTypeName, Name, Node, NodeName, NodeOptions, QosProfile, Server,
+    ServiceTypeName, Subscription,
 };
 use serde::{de::DeserializeOwned, Serialize};
 
@@ -76,7 +78,7 @@ use crate::{
     names::{self, validate_node_name},
     params::{ParamDecl, ParamError, Params},
     qos,
-    service::{ServiceClient, ServiceError},
+    service::{wait_in_slices, ServiceClient, ServiceError},
     srv::RosService,
 };
 
@@ -500,29 +502,6 @@ impl RosNode {
         timeout: Duration,
     ) -> bool {
         wait_in_slices(timeout, || subscription.wait_for_publisher(&self.node)).await
-    }
-}
-
-/// How often a wait for a match re-reads the match state.
-const MATCH_RECHECK_PERIOD: Duration = Duration::from_millis(200);
-
-/// Runs `wait()` in slices of [`MATCH_RECHECK_PERIOD`] until it resolves or `timeout` passes;
-/// returns whether it resolved. ros2-client's match waits resolve on a graph event, which can be
-/// lost; each new wait re-reads the match state first, so a match whose event was lost is seen.
-async fn wait_in_slices<F: std::future::Future<Output = ()>>(
-    timeout: Duration,
-    mut wait: impl FnMut() -> F,
-) -> bool {
-    let deadline = tokio::time::Instant::now() + timeout;
-    loop {
-        let now = tokio::time::Instant::now();
-        if now >= deadline {
-            return false;
-        }
-        let slice = (deadline - now).min(MATCH_RECHECK_PERIOD);
-        if tokio::time::timeout(slice, wait()).await.is_ok() {
-            return true;
-        }
     }
 }
 

@@ -15,9 +15,6 @@ use std::{
 
 use ros2_client::{Client, Message, Node};
 
-/// How often [`ServiceClient::wait_for_service`] re-reads the match state while it waits.
-const MATCH_RECHECK_PERIOD: Duration = Duration::from_millis(200);
-
 /// Errors of a service call.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ServiceError {
@@ -80,26 +77,13 @@ where
         node: &Node,
         timeout: Duration,
     ) -> Result<(), ServiceError> {
-        // ros2-client's wait resolves on a graph event that follows the match; that event can be
-        // lost (its channel is bounded, and a remote entity is announced once), and then the wait
-        // never resolves although the service is matched. Each new wait re-reads the match state
-        // first, so waiting in short slices sees a match whose event was lost.
-        let deadline = tokio::time::Instant::now() + timeout;
-        loop {
-            let now = tokio::time::Instant::now();
-            if now >= deadline {
-                return Err(ServiceError::NotAvailable {
-                    service: self.name.clone(),
-                    timeout,
-                });
-            }
-            let slice = (deadline - now).min(MATCH_RECHECK_PERIOD);
-            if tokio::time::timeout(slice, self.client.wait_for_service(node))
-                .await
-                .is_ok()
-            {
-                return Ok(());
-            }
+        if wait_in_slices(timeout, || self.client.wait_for_service(node)).await {
+            Ok(())
+        } else {
+            Err(ServiceError::NotAvailable {
+                service: self.name.clone(),
+                timeout,
+            })
         }
     }
 
@@ -175,5 +159,30 @@ where
             tries: max_tries,
             per_try: per_try_timeout,
         })
+    }
+}
+
+/// How often a wait for a match re-reads the match state.
+const MATCH_RECHECK_PERIOD: Duration = Duration::from_millis(200);
+
+/// Runs `wait()` in slices of [`MATCH_RECHECK_PERIOD`] until it resolves or `timeout` passes;
+/// returns whether it resolved. ros2-client's match waits (service, subscriber, publisher) resolve on
+/// a graph event that follows the match; that event can be lost (its channel is bounded, and a
+/// remote entity is announced once), and then a single wait never resolves although the match
+/// exists. Each new wait re-reads the match state first, so a match whose event was lost is seen.
+pub(crate) async fn wait_in_slices<F: std::future::Future<Output = ()>>(
+    timeout: Duration,
+    mut wait: impl FnMut() -> F,
+) -> bool {
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        let now = tokio::time::Instant::now();
+        if now >= deadline {
+            return false;
+        }
+        let slice = (deadline - now).min(MATCH_RECHECK_PERIOD);
+        if tokio::time::timeout(slice, wait()).await.is_ok() {
+            return true;
+        }
     }
 }

@@ -33,6 +33,7 @@ use rpq_ros::interfaces::rpq_interfaces::msg::{AdmittanceStatus, VirtualFixture}
 use rpq_ros::msg::geometry_msgs::{TwistStamped, WrenchStamped};
 use rpq_ros::msg::sensor_msgs::JointState;
 use rpq_ros::msg::std_msgs::{Float64MultiArray, Header};
+use rpq_ros::node::Publisher;
 use rpq_ros::robot_description::RobotDescription;
 use rpq_ros::run::NodeStart;
 use rpq_ros::{qos, ros_info, ros_warn};
@@ -200,6 +201,40 @@ impl State {
     }
 }
 
+/// Publishes the current output on the interface the node is configured for: `st.out` as joint
+/// velocities, or `st.twist` as a `TwistStamped` in the root frame. After
+/// [`State::stop_outputs`] that is the stop command.
+fn publish_output(
+    st: &State,
+    vel_pub: &Publisher<Float64MultiArray>,
+    twist_pub: &Publisher<TwistStamped>,
+) -> Result<(), String> {
+    if st.s.twist_output() {
+        let t = &st.twist;
+        let v3 = |x, y, z| rpq_ros::msg::geometry_msgs::Vector3 { x, y, z };
+        let msg = TwistStamped {
+            header: Header {
+                stamp: st.clock.now(),
+                frame_id: st.root.clone(),
+            },
+            twist: rpq_ros::msg::geometry_msgs::Twist {
+                linear: v3(t[0], t[1], t[2]),
+                angular: v3(t[3], t[4], t[5]),
+            },
+        };
+        twist_pub
+            .publish(msg)
+            .map_err(|e| format!("cannot publish the twist: {e}"))
+    } else {
+        vel_pub
+            .publish(Float64MultiArray {
+                data: st.out.clone(),
+                ..Default::default()
+            })
+            .map_err(|e| format!("cannot publish the velocity command: {e}"))
+    }
+}
+
 async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
     let (mut node, shutdown, clock, log) = start.into_parts();
     let s = AdmittanceControllerParams::load(node.params())?;
@@ -363,27 +398,8 @@ async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
                 st.stop_outputs();
             }
             if publish {
-                if st.s.twist_output() {
-                    let t = &st.twist;
-                    let v3 = |x, y, z| rpq_ros::msg::geometry_msgs::Vector3 { x, y, z };
-                    let msg = TwistStamped {
-                        header: Header {
-                            stamp: st.clock.now(),
-                            frame_id: st.root.clone(),
-                        },
-                        twist: rpq_ros::msg::geometry_msgs::Twist {
-                            linear: v3(t[0], t[1], t[2]),
-                            angular: v3(t[3], t[4], t[5]),
-                        },
-                    };
-                    if let Err(e) = twist_pub.publish(msg) {
-                        ros_warn!(log, "cannot publish the twist: {e}");
-                    }
-                } else if let Err(e) = vel_pub.publish(Float64MultiArray {
-                    data: st.out.clone(),
-                    ..Default::default()
-                }) {
-                    ros_warn!(log, "cannot publish the velocity command: {e}");
+                if let Err(e) = publish_output(&st, &vel_pub, &twist_pub) {
+                    ros_warn!(log, "{e}");
                 }
             }
         } else if force_status && st.safety.stopped().is_some() && st.safety.ever_active() {
@@ -418,27 +434,9 @@ async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
         st.stop_outputs();
         let mut failed = 0;
         for k in 0..EXIT_STOP_COUNT {
-            let sent = if st.s.twist_output() {
-                twist_pub
-                    .publish(TwistStamped {
-                        header: Header {
-                            stamp: st.clock.now(),
-                            frame_id: st.root.clone(),
-                        },
-                        ..Default::default()
-                    })
-                    .map_err(|e| e.to_string())
-            } else {
-                vel_pub
-                    .publish(Float64MultiArray {
-                        data: st.out.clone(),
-                        ..Default::default()
-                    })
-                    .map_err(|e| e.to_string())
-            };
-            if let Err(e) = sent {
+            if let Err(e) = publish_output(&st, &vel_pub, &twist_pub) {
                 failed += 1;
-                ros_warn!(log, "cannot publish the stop command: {e}");
+                ros_warn!(log, "stop command: {e}");
             }
             if k + 1 < EXIT_STOP_COUNT {
                 tokio::time::sleep(EXIT_STOP_SPACING).await;
