@@ -55,8 +55,8 @@ use std::time::Duration;
 use futures::stream::{self, StreamExt};
 use ros2_client::qos::{Durability as DdsDurability, History, Reliability as DdsReliability};
 use ros2_client::Publisher;
-use rpq_ros::clock::{clock_qos, CLOCK_TOPIC};
-use rpq_ros::msg::{builtin_interfaces::Time, rosgraph_msgs::Clock as ClockMsg};
+use rpq_ros::clock::{clock_qos, time_from_nanos, CLOCK_TOPIC};
+use rpq_ros::msg::rosgraph_msgs::Clock as ClockMsg;
 use rpq_ros::node::RosNode;
 use rpq_ros::shutdown::Shutdown;
 use rpq_ros::{qos as ros_qos, ros_info, ros_warn};
@@ -514,10 +514,7 @@ impl BagClock {
     fn publish(&self, node: &RosNode, t: u64) {
         let t = t.max(self.last.get());
         self.last.set(t);
-        let clock = Time {
-            sec: i32::try_from(t / 1_000_000_000).unwrap_or(i32::MAX),
-            nanosec: (t % 1_000_000_000) as u32,
-        };
+        let clock = time_from_nanos(i64::try_from(t).unwrap_or(i64::MAX));
         if let Err(e) = self.publisher.publish(ClockMsg { clock }) {
             ros_warn!(node.logger(), "cannot publish {CLOCK_TOPIC}: {e}");
         }

@@ -81,7 +81,9 @@ fn to_nanos(t: &Time) -> i64 {
     i64::from(t.sec) * NANOS_PER_SEC + i64::from(t.nanosec.min(999_999_999))
 }
 
-fn from_nanos(n: i64) -> Time {
+/// The message time `n` nanoseconds after the epoch (negative: before it); seconds beyond the
+/// range of `i32` saturate.
+pub fn time_from_nanos(n: i64) -> Time {
     Time {
         sec: n
             .div_euclid(NANOS_PER_SEC)
@@ -167,7 +169,7 @@ impl Clock {
             Source::System { .. } => Time::now().unwrap_or_default(),
             Source::Sim { latest, .. } => match latest.load(Ordering::Acquire) {
                 NONE => Time::default(),
-                n => from_nanos(n),
+                n => time_from_nanos(n),
             },
         }
     }
@@ -236,7 +238,7 @@ mod tests {
                 nanosec: 999_999_999,
             },
         ] {
-            assert_eq!(from_nanos(to_nanos(&t)), t);
+            assert_eq!(time_from_nanos(to_nanos(&t)), t);
         }
     }
 }
