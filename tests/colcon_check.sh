@@ -18,7 +18,9 @@
 #    every package in its install prefix and that rclpy imports rpq_interfaces from there;
 # 5. inside the private network namespace: runs the installed robot_sim and reads /joint_states
 #    with rclpy; runs the installed rpq_launch with `robot_sim rx60_sim.launch.xml` (package
-#    form, resolved through the ament index) and reads the latched robot_description with rclpy;
+#    form, resolved through the ament index) and reads the latched robot_description with rclpy:
+#    the installed URDF with every mesh named by a package:// URI that the ament index of the
+#    sourced install resolves to an installed STL file (what RViz's RobotModel display needs);
 # 6. builds again from a shell that sourced install/setup.bash (the usual edit-build loop);
 # 7. checks that no file of the checkout was added, changed or removed by colcon or its plugins,
 #    and that plain cargo still resolves (--locked) and builds (--offline) in that same tree.
@@ -75,6 +77,7 @@ py=$venv/bin/python
 [ -x "$venv/bin/colcon" ] && [ -x "$venv/bin/cargo-ament-build" ] ||
   cannot "no colcon / cargo-ament-build in $venv: run tests/setup_colcon.sh $venv"
 command -v cargo >/dev/null || cannot "no cargo on PATH"
+command -v script >/dev/null || cannot "no script(1) on PATH (util-linux): colcon runs in a pseudo-terminal, see colcon_build below"
 command -v git >/dev/null && git -C "$repo" rev-parse --git-dir >/dev/null 2>&1 ||
   cannot "$repo is not a git checkout (the workspace copy is made from git ls-files)"
 ifaces=$(awk -F: 'NR > 2 { gsub(/ /, "", $1); print $1 }' /proc/self/net/dev | sort | tr '\n' ' ')
@@ -146,11 +149,18 @@ build_dir=$cache/cargo-build-dir
 cargo_env=("CARGO_NET_OFFLINE=true" "CARGO_BUILD_BUILD_DIR=$build_dir")
 underlay_env=(env "PATH=$venv/bin:$PATH" "AMENT_PREFIX_PATH=$venv" "CMAKE_PREFIX_PATH=$venv"
   "${cargo_env[@]}")
+# colcon runs in a pseudo-terminal (script(1)), as in a user's terminal: colcon-cargo 0.2.0 reads
+# `cargo metadata --no-deps` (one JSON line) through colcon-core's line reader, which refuses lines
+# above 64 KiB when colcon's output is a pipe, and this workspace's metadata is about that size
+# (it grows with the checkout path). With a terminal colcon-core reads the line without that
+# limit. The stage "cargo metadata size" below reports the figure; README "For ROS 2 users" says
+# what CI users do.
 colcon_build() { # log-file [extra colcon args...]
   local log=$1
   shift
-  (cd "$ws" && "$@" colcon build --cmake-args -DBUILD_TESTING=OFF --cargo-args --release) \
-    >"$log" 2>&1 || {
+  local cmd
+  cmd=$(printf '%q ' "$@" colcon build --cmake-args -DBUILD_TESTING=OFF --cargo-args --release)
+  (cd "$ws" && script -qefc "$cmd" /dev/null </dev/null) >"$log" 2>&1 || {
     show_log "$log" 80
     for f in "$ws"/log/latest_build/*/stderr.log; do
       [ -s "$f" ] && show_log "$f" 40
@@ -183,6 +193,11 @@ cat "$logs/colcon-list.txt"
 [ "$found" = "$expected" ] ||
   die "colcon finds packages [$found] but the repository's package.xml files name [$expected]"
 grep -q 'ament_cargo' "$logs/colcon-list.txt" || die "no ament_cargo package identified (colcon-ros-cargo missing?)"
+
+# ---------------------------------------------------------------------------------------------
+stage "cargo metadata size (colcon-cargo's line limit without a terminal)"
+metadata_bytes=$(cd "$src/nodes/robot_sim" && cargo metadata --no-deps --format-version 1 --offline | wc -c)
+say "cargo metadata --no-deps: $metadata_bytes bytes for a checkout at $src (${#src} characters); colcon without a terminal reads at most 65536"
 
 # ---------------------------------------------------------------------------------------------
 stage "colcon build --cargo-args --release"
@@ -401,19 +416,47 @@ PY
   clean_shell_bg "$logs/rpq_launch.log" \
     'exec "$(ament_index_prefix rpq_launch)/lib/rpq_launch/rpq_launch" robot_sim rx60_sim.launch.xml'
   "$py" "$tests_dir/python/rclpy_peer.py" --domain "$domain" --timeout 30 robot-description \
+    --out "$logs/robot_description.urdf" \
     >"$logs/robot_description.jsonl" 2>"$logs/robot_description.err" || {
     show_log "$logs/robot_description.err" 20
     show_log "$logs/rpq_launch.log" 30
     die "rclpy did not receive robot_description from robot_sim started by the installed rpq_launch"
   }
-  "$py" - "$logs/robot_description.jsonl" "$urdf" <<'PY' || die "robot_description is not the installed URDF"
-import hashlib, json, sys
+  # What RViz needs: the installed URDF with its mesh names as package:// URIs that the ament
+  # index of a shell that sourced install/setup.bash resolves to the installed STL files.
+  desc_files="\"$logs/robot_description.jsonl\" \"$logs/robot_description.urdf\" \"$urdf\""
+  clean_shell "\"$py\" - $desc_files" <<'PY' || die "robot_description is not the installed URDF with package:// mesh URIs that the ament index resolves"
+import hashlib, json, os, re, sys
+from ament_index_python.packages import get_package_share_directory
 rec = next(json.loads(l) for l in open(sys.argv[1]) if '"robot_description"' in l)
-data = open(sys.argv[2], "rb").read()
+received = open(sys.argv[2], "rb").read()
+urdf = sys.argv[3]
+installed = open(urdf, "rb").read()
 assert rec["has_robot_tag"], rec
-assert rec["sha256"] == hashlib.sha256(data).hexdigest() and rec["length"] == len(data), \
-    f"received {rec['length']} bytes (sha256 {rec['sha256'][:12]}), installed URDF has {len(data)}"
-print(f"rclpy: latched robot_description = share/robot_sim/urdf/rx60b.urdf ({len(data)} bytes)")
+assert rec["sha256"] == hashlib.sha256(received).hexdigest() and rec["length"] == len(received), rec
+mesh = re.compile(rb'(<mesh\b[^>]*?\bfilename\s*=\s*")([^"]*)(")')
+share = os.path.dirname(os.path.dirname(os.path.normpath(urdf)))
+# the expected text: every relative mesh name of the installed URDF as package://robot_sim/...,
+# every other byte unchanged
+def to_package_uri(m):
+    path = os.path.normpath(os.path.join(os.path.dirname(urdf), m.group(2).decode()))
+    return m.group(1) + b"package://robot_sim/" + os.path.relpath(path, share).encode() + m.group(3)
+expected = mesh.sub(to_package_uri, installed)
+names = [m.group(2).decode() for m in mesh.finditer(received)]
+assert names, "robot_description names no mesh"
+bad = [n for n in names if not n.startswith("package://")]
+assert not bad, f"mesh names RViz cannot resolve from the topic: {bad[:3]}"
+resolved = set()
+for n in names:
+    pkg, _, inner = n[len("package://"):].partition("/")
+    path = os.path.join(get_package_share_directory(pkg), inner)
+    assert os.path.isfile(path) and path.endswith(".stl"), f"{n} -> {path}: no STL file there"
+    assert open(path, "rb").read(84)[80:84] != b"\0\0\0\0", f"{n} -> {path}: an empty STL"
+    resolved.add(os.path.realpath(path))
+assert received == expected, "robot_description differs from the installed URDF beyond its mesh names"
+print(f"rclpy: latched robot_description = share/robot_sim/urdf/rx60b.urdf ({len(installed)} bytes) "
+      f"with {len(names)} mesh names as package:// URIs; the ament index resolves them to "
+      f"{len(resolved)} installed STL files, e.g. {names[0]}")
 PY
   stop_node
   [ "$rc" = 0 ] || { show_log "$logs/rpq_launch.log" 30; die "rpq_launch exited with status $rc after SIGINT (want 0)"; }

@@ -378,6 +378,52 @@ def cmd_call_fk(p: Peer, a: argparse.Namespace) -> None:
     emit_response(a.service, Fk, resp, attempts, p)
 
 
+def cmd_call(p: Peer, a: argparse.Namespace) -> None:
+    """Calls a service of any installed type once per request of --requests-yaml (a YAML
+    list of request field mappings), in order, on one client; prints each response."""
+    import yaml
+
+    cls = import_type(a.type)
+    try:
+        items = yaml.safe_load(a.requests_yaml)
+        if not isinstance(items, list):
+            items = [items]
+        requests = [fill(cls.Request(), item, f"request[{i}]") for i, item in enumerate(items)]
+    except (ValueError, TypeError, AssertionError, yaml.YAMLError) as e:
+        fail(f"cannot build {a.type} requests from {a.requests_yaml!r}: {e}")
+    for i, req in enumerate(requests):
+        resp, attempts = p.call(cls, a.service, req)
+        emit("response", service=a.service, type=type_name(cls), index=i, attempts=attempts,
+             elapsed_s=round(p.deadline.elapsed(), 3), response=plain(resp))
+
+
+def cmd_call_timing(p: Peer, a: argparse.Namespace) -> None:
+    """Round-trip times of one request sent --count times in a row (after --warmup calls)."""
+    import yaml
+
+    cls = import_type(a.type)
+    req = fill(cls.Request(), yaml.safe_load(a.request_yaml) or {})
+    client = p.node.create_client(cls, a.service)
+    if not p.spin_until(client.service_is_ready):
+        fail(f"service {a.service} did not appear within {a.timeout} s")
+    times: list[float] = []
+    failures = 0
+    for i in range(a.warmup + a.count):
+        t0 = time.perf_counter()
+        future = client.call_async(req)
+        if not p.spin_until(future.done, Deadline(min(a.attempt_timeout, p.deadline.remaining()))):
+            fail(f"call {i} of {a.service}: no reply within {a.attempt_timeout} s")
+        dt = time.perf_counter() - t0
+        if not getattr(future.result(), "success", True):
+            failures += 1
+        if i >= a.warmup:
+            times.append(dt)
+    times.sort()
+    emit("timing", service=a.service, count=len(times), failures=failures,
+         median_s=times[len(times) // 2], p99_s=times[min(len(times) - 1, int(0.99 * len(times)))],
+         min_s=times[0], max_s=times[-1])
+
+
 def cmd_graph(p: Peer, a: argparse.Namespace) -> None:
     name, ns = split_node_name(a.node)
     seen: dict[str, Any] = {}
@@ -646,6 +692,19 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--joint-names", default="")
     sp.add_argument("--positions", default="")
     sp.add_argument("--link", default="")
+
+    sp = add("call", cmd_call, "call a service of any installed type, one call per request")
+    sp.add_argument("--service", required=True)
+    sp.add_argument("--type", required=True, help="pkg/srv/Type")
+    sp.add_argument("--requests-yaml", default="[{}]",
+                    help="a YAML list of request field mappings, e.g. '[{tolerance: 0.1}]'")
+
+    sp = add("call-timing", cmd_call_timing, "round-trip times of a service call repeated N times")
+    sp.add_argument("--service", required=True)
+    sp.add_argument("--type", required=True, help="pkg/srv/Type")
+    sp.add_argument("--request-yaml", default="{}")
+    sp.add_argument("--count", type=int, default=1000)
+    sp.add_argument("--warmup", type=int, default=50)
 
     sp = add("serve", cmd_serve, "answer requests of any installed service type")
     sp.add_argument("--service", required=True)

@@ -279,6 +279,11 @@ impl NodeProcess {
         }
     }
 
+    /// The process id, while the process has not been stopped or waited for.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
     /// True while the process runs.
     pub fn is_running(&mut self) -> bool {
         matches!(self.child.as_mut().map(|c| c.try_wait()), Some(Ok(None)))
@@ -648,6 +653,25 @@ impl NodeProcess {
             std::thread::sleep(Duration::from_millis(20));
         }
     }
+}
+
+/// A single-threaded tokio runtime for the benchmark binaries' Rust peers.
+pub fn peer_runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+}
+
+/// A plain node named `name` on the process environment's domain (no `--ros-args`), for the
+/// benchmark binaries' Rust peers.
+pub fn peer_node(name: &str) -> Result<rpq_ros::node::RosNode, Box<dyn std::error::Error>> {
+    let env = rpq_ros::env::RosEnv::from_env()?;
+    Ok(rpq_ros::node::RosNode::new(
+        name,
+        env,
+        rpq_ros::args::RosArgs::default(),
+        &[],
+    )?)
 }
 
 #[cfg(test)]

@@ -797,6 +797,11 @@ fn record_takes_type_and_qos_from_the_publishers() {
         .find(|m| m.topic == "/robot_description")
         .map(|m| cdr::from_bytes::<std_msgs::String>(&m.data).unwrap().data)
         .unwrap();
-    assert_eq!(text, std::fs::read_to_string(&urdf).unwrap());
+    // the URDF with its mesh names as the file:// URIs robot_sim publishes
+    let published =
+        rpq_ros::robot_description::RobotDescription::from_file(&urdf.display().to_string())
+            .and_then(|d| d.with_resolvable_mesh_uris(&urdf))
+            .unwrap();
+    assert_eq!(text, published.urdf);
     let _ = std::fs::remove_dir_all(&work);
 }

@@ -194,14 +194,22 @@ fn rclpy_sees_robot_sim_state_description_services_graph_and_parameters() {
         last_stamp = stamp;
     }
 
-    // /robot_description: latched, byte for byte the URDF file.
+    // /robot_description: latched, byte for byte the URDF file with its mesh names as the
+    // file:// URIs robot_sim publishes (rpq_ros::robot_description).
     description.assert_ok("rclpy robot-description");
     let d = description.record("robot_description");
+    let file =
+        rpq_ros::robot_description::RobotDescription::from_file(&rx60_urdf().display().to_string())
+            .and_then(|d| d.with_resolvable_mesh_uris(&rx60_urdf()))
+            .unwrap()
+            .urdf
+            .into_bytes();
+    let expected = tmp.path().join("expected.urdf");
+    std::fs::write(&expected, &file).unwrap();
     assert_eq!(
         d["sha256"].as_str(),
-        Some(sha256_of_file(&rx60_urdf()).as_str())
+        Some(sha256_of_file(&expected).as_str())
     );
-    let file = std::fs::read(rx60_urdf()).unwrap();
     assert_eq!(d["length"].as_u64(), Some(file.len() as u64));
     assert_eq!(
         std::fs::read(&urdf_copy).unwrap(),

@@ -13,6 +13,10 @@
 //! Robot–robot and robot–object minimum distance names the two closest links with
 //! witness points and prunes link pairs by box lower bounds.
 //!
+//! A [`World`] wraps a scenario for the `proximity_query` node and planners: queries by
+//! body and object name between selections, per-body padding, a run-time
+//! allowed-collision matrix and batches of configurations on all cores.
+//!
 //! ```no_run
 //! use rpq_scene::{load_scene, QueryOptions};
 //! let mut scene = load_scene("config/rx60_pair.scene.yaml")?;
@@ -39,6 +43,7 @@ mod scenario;
 pub mod spec;
 mod text;
 mod weights;
+pub mod world;
 
 pub use cmatrix::{CollisionMatrix, GeneratorSettings};
 pub use cmatrix_generator::generate_collision_matrix;
@@ -50,3 +55,7 @@ pub use pose::PoseSpec;
 pub use scenario::{BodyId, CollisionReport, DistanceReport, QueryStats, Scenario};
 pub use spec::{load_scene, ConfigTable, SceneSpec};
 pub use weights::WeightMatrix;
+pub use world::{
+    BodyPairContact, CollisionAnswer, ContactMode, Selection, StateAnswer, ToleranceAnswer,
+    TolerancePair, World,
+};

@@ -159,8 +159,25 @@ impl Robot {
         urdf: impl AsRef<Path>,
         base: Isometry3<f64>,
     ) -> Result<Robot, SceneError> {
-        let kin = rpq_kinematics::Robot::from_urdf_file(urdf.as_ref())?;
-        let meshes = kin.collision_meshes(&MeshResolver::for_urdf_file(urdf.as_ref()))?;
+        let path = urdf.as_ref();
+        // The kinematics crate's error, as when it reads the file itself.
+        let text = std::fs::read_to_string(path).map_err(|source| rpq_kinematics::Error::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        Robot::from_urdf_str(name, &text, &MeshResolver::for_urdf_file(path), base)
+    }
+
+    /// Builds a robot from URDF text (e.g. a `robot_description` message); `resolver`
+    /// finds the files of its collision-mesh URIs.
+    pub fn from_urdf_str(
+        name: impl Into<String>,
+        urdf_text: &str,
+        resolver: &MeshResolver,
+        base: Isometry3<f64>,
+    ) -> Result<Robot, SceneError> {
+        let kin = rpq_kinematics::Robot::from_urdf_str(urdf_text)?;
+        let meshes = kin.collision_meshes(resolver)?;
         Robot::new(name, Arc::new(kin), &meshes, base)
     }
 

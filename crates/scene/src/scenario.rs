@@ -2,13 +2,14 @@
 //! bodies and boxes), and the proximity queries with the three RPQ optimizations.
 
 use nalgebra::{Isometry3, Point3, Rotation3, Vector3};
-use rpq_proximity::{DistanceRequest, Obb, QueryWorkspace};
+use rpq_proximity::{CollisionMode, DistanceRequest, Obb, QueryWorkspace};
 
 use crate::cmatrix::CollisionMatrix;
 use crate::error::SceneError;
 use crate::object::{Object, Robot, SimpleObject};
 use crate::options::QueryOptions;
 use crate::weights::WeightMatrix;
+use crate::world::Selection;
 
 /// A body of a scenario: object index and body index in that object.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -157,7 +158,121 @@ fn enclosing_box(boxes: &[Obb]) -> Obb {
     }
 }
 
-fn pair_slot(n: usize, a: usize, b: usize) -> usize {
+/// Which body pairs a query considers beyond the scenario's own rules, and the padding
+/// of each body: what the world layer ([`crate::World`]) adds to the pair loops. With
+/// [`PairRules::NONE`] the loops are the plain optimized queries.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PairRules<'a> {
+    /// Pair `(x, y)` is considered when `x` is in `.0` and `y` in `.1` or the reverse;
+    /// `None`: every pair.
+    pub selection: Option<(&'a Selection, &'a Selection)>,
+    /// Padding (m) per object per body; empty: no padding.
+    pub padding: &'a [Vec<f64>],
+    /// Largest padding (m) per object; empty: no padding.
+    pub max_padding: &'a [f64],
+    /// Run-time allowed-collision entries per object pair (the layout of the collision
+    /// matrix's skip flags): 1 allowed, -1 forbidden, 0 no entry; empty: none at all.
+    pub overrides: &'a [Vec<i8>],
+}
+
+impl PairRules<'static> {
+    /// No selection, no padding, no run-time entries.
+    pub(crate) const NONE: PairRules<'static> = PairRules {
+        selection: None,
+        padding: &[],
+        max_padding: &[],
+        overrides: &[],
+    };
+}
+
+impl PairRules<'_> {
+    /// Padding (m) of a body.
+    #[inline]
+    pub(crate) fn pad(&self, id: BodyId) -> f64 {
+        if self.padding.is_empty() {
+            0.0
+        } else {
+            self.padding[id.object][id.body]
+        }
+    }
+
+    /// Largest padding (m) of the bodies of an object.
+    #[inline]
+    fn max_pad(&self, object: usize) -> f64 {
+        self.max_padding.get(object).copied().unwrap_or(0.0)
+    }
+
+    /// Is the body pair in the selection (either order)?
+    #[inline]
+    pub(crate) fn selected(&self, x: BodyId, y: BodyId) -> bool {
+        match self.selection {
+            None => true,
+            Some((a, b)) => (a.contains(x) && b.contains(y)) || (a.contains(y) && b.contains(x)),
+        }
+    }
+
+    /// Can any body pair of objects `x` and `y` be in the selection?
+    #[inline]
+    fn objects_selected(&self, x: usize, y: usize) -> bool {
+        match self.selection {
+            None => true,
+            Some((a, b)) => {
+                (a.touches_object(x) && b.touches_object(y))
+                    || (a.touches_object(y) && b.touches_object(x))
+            }
+        }
+    }
+}
+
+/// What a contact query looks for (crate-internal; see [`Scenario::contact`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ContactQuery {
+    /// Distance (m) added to every pair's paddings: a pair counts when its surfaces are
+    /// closer than this sum (touching always counts). 0 for collision queries.
+    pub clearance: f64,
+    /// Every pair instead of stopping at the first.
+    pub all: bool,
+    /// With `all`: the intersecting triangle pairs of each pair found.
+    pub triangles: bool,
+    /// With `all`: the exact (unpadded) distance of each pair found.
+    pub distances: bool,
+}
+
+impl ContactQuery {
+    /// Plain collision: stop at the first overlapping pair.
+    pub(crate) const COLLISION: ContactQuery = ContactQuery {
+        clearance: 0.0,
+        all: false,
+        triangles: false,
+        distances: false,
+    };
+}
+
+/// A body pair found by a contact query with [`ContactQuery::all`].
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct PairHit {
+    /// Body of the lower object index.
+    pub a: BodyId,
+    /// Body of the higher object index.
+    pub b: BodyId,
+    /// Exact unpadded distance (m) when [`ContactQuery::distances`], else NaN.
+    pub distance: f64,
+    /// Intersecting triangle pairs when [`ContactQuery::triangles`] (empty if the
+    /// surfaces are only within the clearance).
+    pub triangles: Vec<(u32, u32)>,
+}
+
+/// Can two boxes hold points closer than `bound` (touching counts when `bound` is 0)?
+#[inline]
+fn boxes_within(x: &Obb, y: &Obb, bound: f64) -> bool {
+    if bound == 0.0 {
+        x.intersects(y)
+    } else {
+        x.distance_lower_bound(y) < bound
+    }
+}
+
+pub(crate) fn pair_slot(n: usize, a: usize, b: usize) -> usize {
     // Index of (a, b), a < b, in row-major order over the strict upper triangle.
     a * n - a * (a + 1) / 2 + (b - a - 1)
 }
@@ -444,31 +559,65 @@ impl Scenario {
 
     /// Collision query over every pair of objects; stops at the first overlap.
     pub fn collide(&mut self, opts: &QueryOptions) -> CollisionReport {
-        let mut stats = QueryStats::default();
-        let pairs: Vec<(usize, usize)> = self.object_pairs().collect();
-        for (a, b) in pairs {
-            if let Some(p) = self.collide_pair_inner(a, b, opts, &mut stats) {
-                return CollisionReport {
-                    colliding: true,
-                    pair: Some(p),
-                    stats,
-                };
-            }
-        }
-        CollisionReport {
-            colliding: false,
-            pair: None,
-            stats,
-        }
+        self.contact(
+            opts,
+            &PairRules::NONE,
+            &ContactQuery::COLLISION,
+            &mut Vec::new(),
+        )
     }
 
     /// Collision query between objects `a` and `b` (the algorithm of the paper's Fig. 5).
     pub fn collide_objects(&mut self, a: usize, b: usize, opts: &QueryOptions) -> CollisionReport {
         let mut stats = QueryStats::default();
-        let pair = self.collide_pair_inner(a, b, opts, &mut stats);
+        let pair = self.contact_pair_inner(
+            a,
+            b,
+            opts,
+            &PairRules::NONE,
+            &ContactQuery::COLLISION,
+            &mut stats,
+            &mut Vec::new(),
+        );
         CollisionReport {
             colliding: pair.is_some(),
             pair,
+            stats,
+        }
+    }
+
+    /// Contact query over every pair of objects under `rules`: the pairs closer than
+    /// `q.clearance` plus their paddings (touching always counts). Stops at the first such
+    /// pair unless `q.all`; with `q.all` every pair found is appended to `hits` (in query
+    /// order). The report names the first pair found.
+    pub(crate) fn contact(
+        &mut self,
+        opts: &QueryOptions,
+        rules: &PairRules,
+        q: &ContactQuery,
+        hits: &mut Vec<PairHit>,
+    ) -> CollisionReport {
+        let mut stats = QueryStats::default();
+        let mut first = None;
+        let n = self.objects.len();
+        for a in 0..n {
+            for b in a + 1..n {
+                let p = self.contact_pair_inner(a, b, opts, rules, q, &mut stats, hits);
+                if first.is_none() {
+                    first = p;
+                }
+                if first.is_some() && !q.all {
+                    return CollisionReport {
+                        colliding: true,
+                        pair: first,
+                        stats,
+                    };
+                }
+            }
+        }
+        CollisionReport {
+            colliding: first.is_some(),
+            pair: first,
             stats,
         }
     }
@@ -494,18 +643,31 @@ impl Scenario {
         }
     }
 
-    fn collide_pair_inner(
+    /// The one contact loop over the body pairs of objects `a` and `b` (collision, padded
+    /// collision and tolerance queries): L1 box, then per pair the rules, the collision
+    /// matrix (only for pairs with no clearance: it was computed for contact), the link
+    /// boxes (L2, inflated by the clearance) and the meshes (L3). Returns the first pair
+    /// found; with `q.all` keeps going and appends every pair found to `hits`.
+    #[allow(clippy::too_many_arguments)]
+    fn contact_pair_inner(
         &mut self,
         a: usize,
         b: usize,
         opts: &QueryOptions,
+        rules: &PairRules,
+        q: &ContactQuery,
         stats: &mut QueryStats,
+        hits: &mut Vec<PairHit>,
     ) -> Option<(BodyId, BodyId)> {
         let (a, b) = (a.min(b), a.max(b));
+        if !rules.objects_selected(a, b) {
+            return None;
+        }
         let levels = opts.resolution_levels;
         if levels.uses_l1() {
             stats.l1_tests += 1;
-            if !self.posed[a].whole.intersects(&self.posed[b].whole) {
+            let bound = q.clearance + rules.max_pad(a) + rules.max_pad(b);
+            if !boxes_within(&self.posed[a].whole, &self.posed[b].whole, bound) {
                 stats.l1_solved += 1;
                 return None;
             }
@@ -555,59 +717,102 @@ impl Scenario {
         }
         let order = std::mem::take(&mut self.weighted_order[slot].1);
         let skip = if opts.collision_matrix && !self.skip.is_empty() {
-            Some(&self.skip[pair_slot(self.objects.len(), a, b)])
+            Some(&self.skip[slot])
         } else {
             None
         };
+        let overrides = rules.overrides.get(slot).filter(|o| !o.is_empty());
         let (pa, pb) = (&self.posed[a], &self.posed[b]);
         let (oa, ob) = (&self.objects[a], &self.objects[b]);
         let mut found = None;
         for &k in &order {
             let k = k as usize;
             let (i, j) = (k / nb, k % nb);
+            let (id_a, id_b) = (BodyId { object: a, body: i }, BodyId { object: b, body: j });
             stats.pairs_considered += 1;
-            if let Some(s) = skip {
-                if s[k] {
-                    stats.cm_skipped += 1;
-                    continue;
+            if !rules.selected(id_a, id_b) {
+                continue;
+            }
+            let ov = overrides.map_or(0, |o| o[k]);
+            if ov > 0 {
+                // Allowed at run time.
+                continue;
+            }
+            let bound = q.clearance + rules.pad(id_a) + rules.pad(id_b);
+            if ov == 0 && bound == 0.0 {
+                if let Some(s) = skip {
+                    if s[k] {
+                        stats.cm_skipped += 1;
+                        continue;
+                    }
                 }
             }
             if levels.uses_l2() {
                 stats.l2_tests += 1;
-                let rr = pa.radii[i] + pb.radii[j];
+                let rr = pa.radii[i] + pb.radii[j] + bound;
                 if (pa.boxes[i].center - pb.boxes[j].center).norm_squared() > rr * rr
-                    || !pa.boxes[i].intersects(&pb.boxes[j])
+                    || !boxes_within(&pa.boxes[i], &pb.boxes[j], bound)
                 {
                     stats.l2_solved += 1;
                     continue;
                 }
             }
             stats.l3_tests += 1;
-            let hit = rpq_proximity::intersects(
-                &pa.poses[i],
-                &oa.body(i).model,
-                &pb.poses[j],
-                &ob.body(j).model,
-                &mut self.ws,
-            );
+            let (pose_a, model_a) = (&pa.poses[i], &oa.body(i).model);
+            let (pose_b, model_b) = (&pb.poses[j], &ob.body(j).model);
+            // Distance of a hit pair (exact when asked for, else NaN).
+            let hit = if bound == 0.0 {
+                rpq_proximity::intersects(pose_a, model_a, pose_b, model_b, &mut self.ws)
+                    .then_some(if q.distances { 0.0 } else { f64::NAN })
+            } else if q.distances {
+                let req = DistanceRequest::with_upper_bound(bound);
+                rpq_proximity::distance(pose_a, model_a, pose_b, model_b, &req, &mut self.ws)
+                    .map(|r| r.distance)
+            } else {
+                rpq_proximity::tolerance(pose_a, model_a, pose_b, model_b, bound, &mut self.ws)
+                    .closer_than
+                    .then_some(f64::NAN)
+            };
             let (bv, tri) = self.ws.last_counts();
             stats.engine_bv_tests += bv as u64;
             stats.engine_triangle_tests += tri as u64;
-            if hit {
-                found = Some((i, j));
-                break;
-            }
-            if opts.weight_matrix {
-                self.weights.note_clear(a, i, b, j);
-            }
-        }
-        if opts.weight_matrix {
-            if let Some((i, j)) = found {
+            let Some(distance) = hit else {
+                if opts.weight_matrix && bound == 0.0 {
+                    self.weights.note_clear(a, i, b, j);
+                }
+                continue;
+            };
+            if opts.weight_matrix && bound == 0.0 {
                 self.weights.note_collision(a, i, b, j);
             }
+            if found.is_none() {
+                found = Some((id_a, id_b));
+            }
+            if !q.all {
+                break;
+            }
+            let triangles = if q.triangles {
+                rpq_proximity::collide(
+                    pose_a,
+                    model_a,
+                    pose_b,
+                    model_b,
+                    CollisionMode::AllContacts,
+                    &mut self.ws,
+                )
+                .pairs
+            } else {
+                Vec::new()
+            };
+            hits.push(PairHit {
+                a: id_a,
+                b: id_b,
+                distance,
+                triangles,
+            });
         }
         self.weighted_order[slot].1 = order;
-        found.map(|(i, j)| (BodyId { object: a, body: i }, BodyId { object: b, body: j }))
+        found
     }
 
     /// Self-collision of robot `object`: overlapping pairs of its bodies whose links are
@@ -700,11 +905,25 @@ impl Scenario {
     /// `(object a, body i, object b, body j)`, so the answer does not depend on the
     /// options. `None` for scenarios with fewer than two objects.
     pub fn min_distance(&mut self, opts: &QueryOptions) -> Option<DistanceReport> {
+        self.min_distance_ruled(opts, &PairRules::NONE, &DistanceRequest::default())
+    }
+
+    /// [`Scenario::min_distance`] over the pairs `rules` keep, each pair's distance
+    /// reduced by its paddings and clamped at 0 (witness points on the unpadded
+    /// surfaces); `req` gives the error allowances (its upper bound is ignored).
+    pub(crate) fn min_distance_ruled(
+        &mut self,
+        opts: &QueryOptions,
+        rules: &PairRules,
+        req: &DistanceRequest,
+    ) -> Option<DistanceReport> {
         let mut best: Option<DistanceReport> = None;
         let mut stats = QueryStats::default();
-        let pairs: Vec<(usize, usize)> = self.object_pairs().collect();
-        for (a, b) in pairs {
-            self.distance_inner(a, b, opts, &mut best, &mut stats);
+        let n = self.objects.len();
+        for a in 0..n {
+            for b in a + 1..n {
+                self.distance_inner(a, b, opts, rules, req, &mut best, &mut stats);
+            }
         }
         best.map(|mut r| {
             r.stats = stats;
@@ -726,31 +945,52 @@ impl Scenario {
         }
         let mut best = None;
         let mut stats = QueryStats::default();
-        self.distance_inner(a.min(b), a.max(b), opts, &mut best, &mut stats);
+        self.distance_inner(
+            a.min(b),
+            a.max(b),
+            opts,
+            &PairRules::NONE,
+            &DistanceRequest::default(),
+            &mut best,
+            &mut stats,
+        );
         best.map(|mut r| {
             r.stats = stats;
             r
         })
     }
 
+    /// The one distance loop over the body pairs of objects `a < b`: pairs ordered by the
+    /// lower bound of their link boxes (minus paddings) and pruned by the best so far.
+    /// Pairs the rules drop or allow at run time are skipped; the collision matrix is not
+    /// used (distances stay exact).
+    #[allow(clippy::too_many_arguments)]
     fn distance_inner(
         &mut self,
         a: usize,
         b: usize,
         opts: &QueryOptions,
+        rules: &PairRules,
+        req: &DistanceRequest,
         best: &mut Option<DistanceReport>,
         stats: &mut QueryStats,
     ) {
+        if !rules.objects_selected(a, b) {
+            return;
+        }
         let nb = self.objects[b].num_bodies();
         let use_l2 = opts.resolution_levels.uses_l2();
         if use_l2 {
-            // Order by the lower bound of the link boxes; ties in index order.
+            // Order by the lower bound of the link boxes less the paddings; ties in index
+            // order.
             let na = self.objects[a].num_bodies();
             self.order.clear();
             for i in 0..na {
+                let pad_a = rules.pad(BodyId { object: a, body: i });
                 for j in 0..nb {
+                    let pad = pad_a + rules.pad(BodyId { object: b, body: j });
                     let lb = self.posed[a].boxes[i].distance_lower_bound(&self.posed[b].boxes[j]);
-                    self.order.push((lb, (i * nb + j) as u32));
+                    self.order.push((lb - pad, (i * nb + j) as u32));
                 }
             }
             stats.l2_tests += self.order.len() as u64;
@@ -759,6 +999,11 @@ impl Scenario {
         } else {
             self.fill_order(a, b, opts.weight_matrix);
         }
+        let overrides = if rules.overrides.is_empty() {
+            None
+        } else {
+            Some(&rules.overrides[pair_slot(self.objects.len(), a, b)]).filter(|o| !o.is_empty())
+        };
         let (pa, pb) = (&self.posed[a], &self.posed[b]);
         let (oa, ob) = (&self.objects[a], &self.objects[b]);
         for (n, &(lb, k)) in self.order.iter().enumerate() {
@@ -770,16 +1015,23 @@ impl Scenario {
                 stats.l2_solved += (self.order.len() - n) as u64;
                 break;
             }
+            let id_a = BodyId { object: a, body: i };
+            let id_b = BodyId { object: b, body: j };
+            if !rules.selected(id_a, id_b) || overrides.is_some_and(|o| o[k] > 0) {
+                continue;
+            }
             stats.pairs_considered += 1;
+            let pad = rules.pad(id_a) + rules.pad(id_b);
             // Slightly above the best so that exact ties are seen and broken by index.
             let ub = if cur.is_finite() {
-                cur + cur.abs() * 1e-12 + 1e-15
+                let u = cur + pad;
+                u + u.abs() * 1e-12 + 1e-15
             } else {
                 f64::INFINITY
             };
             let req = DistanceRequest {
                 upper_bound: ub,
-                ..DistanceRequest::default()
+                ..*req
             };
             stats.l3_tests += 1;
             let Some(res) = rpq_proximity::distance(
@@ -792,18 +1044,16 @@ impl Scenario {
             ) else {
                 continue;
             };
-            let id_a = BodyId { object: a, body: i };
-            let id_b = BodyId { object: b, body: j };
+            let d = (res.distance - pad).max(0.0);
             let better = match best.as_ref() {
                 None => true,
                 Some(r) => {
-                    res.distance < r.distance
-                        || (res.distance == r.distance && (id_a, id_b) < (r.body_a, r.body_b))
+                    d < r.distance || (d == r.distance && (id_a, id_b) < (r.body_a, r.body_b))
                 }
             };
             if better {
                 *best = Some(DistanceReport {
-                    distance: res.distance,
+                    distance: d,
                     body_a: id_a,
                     body_b: id_b,
                     point_a: res.point_a,

@@ -6,6 +6,10 @@
 //!   - name: left                # unique, no '/'
 //!     urdf: ../urdf/rx60b.urdf
 //!     base: {xyz: [0, 0, 0], rpy: [0, 0, 0]}     # metres, radians (URDF convention)
+//!   - name: right               # or: the URDF text published on a robot_description
+//!     robot_description: /right/robot_description  # topic (only the proximity_query
+//!     base: {xyz: [0.6, 0, 0], rpy: [0, 0, 3.14159]}  # node reads these; exactly one of
+//!                                                      # `urdf` / `robot_description`)
 //! objects:                      # simple objects: one STL mesh (metres) at a fixed pose
 //!   - name: table
 //!     stl: ../meshes/table.stl
@@ -26,6 +30,7 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use rpq_kinematics::MeshResolver;
 use serde::{Deserialize, Serialize};
 
 use crate::cmatrix::CollisionMatrix;
@@ -44,8 +49,15 @@ pub use crate::pose::PoseSpec;
 pub struct RobotSpec {
     /// Unique name (prefix of its joint columns).
     pub name: String,
-    /// URDF file (relative to the scene file), meshes resolved next to it.
-    pub urdf: PathBuf,
+    /// URDF file (relative to the scene file), meshes resolved next to it. Exactly one of
+    /// `urdf` and `robot_description` is given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub urdf: Option<PathBuf>,
+    /// ROS topic publishing the robot's URDF text (e.g. `/left/robot_description`),
+    /// read by the `proximity_query` node through [`SceneSpec::build_with`]. Exactly one
+    /// of `urdf` and `robot_description` is given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub robot_description: Option<String>,
     /// Base pose in the world.
     #[serde(default = "identity_pose")]
     pub base: PoseSpec,
@@ -111,19 +123,62 @@ impl SceneSpec {
     }
 
     /// Builds the scenario; relative paths are taken relative to `base_dir`. Robots from
-    /// the same URDF share their meshes and hierarchies.
+    /// the same URDF file share their meshes and hierarchies. Robots that name a
+    /// `robot_description` topic are refused (only the `proximity_query` node reads
+    /// topics; it calls [`SceneSpec::build_with`]).
     pub fn build(&self, base_dir: &Path) -> Result<LoadedScene, SceneError> {
+        self.build_with(base_dir, &mut |r| {
+            Err(SceneError::Invalid(format!(
+                "robot `{}` names the topic {}; only the proximity_query node reads robot \
+                 descriptions from topics — give `urdf:` for this tool",
+                r.name,
+                r.robot_description.as_deref().unwrap_or_default()
+            )))
+        })
+    }
+
+    /// Builds the scenario; robots that name a topic get their URDF text from
+    /// `description` (called with the robot spec; returns the URDF text and the resolver
+    /// for its mesh URIs). Relative paths are taken relative to `base_dir`; robots from the
+    /// same URDF file share their meshes and hierarchies. A robot entry must give exactly
+    /// one of `urdf` and `robot_description`.
+    #[allow(clippy::type_complexity)] // the signature the proximity_query node calls
+    pub fn build_with(
+        &self,
+        base_dir: &Path,
+        description: &mut dyn FnMut(&RobotSpec) -> Result<(String, MeshResolver), SceneError>,
+    ) -> Result<LoadedScene, SceneError> {
         let mut scenario = Scenario::new();
         let mut cache: HashMap<PathBuf, Robot> = HashMap::new();
         for r in &self.robots {
-            let path = base_dir.join(&r.urdf);
             let base = r.base.to_isometry()?;
-            let robot = match cache.get(&path) {
-                Some(proto) => proto.instance(r.name.clone(), base),
-                None => {
-                    let robot = Robot::from_urdf_file(r.name.clone(), &path, base)?;
-                    cache.insert(path, robot.clone());
-                    robot
+            let robot = match (&r.urdf, &r.robot_description) {
+                (Some(urdf), None) => {
+                    let path = base_dir.join(urdf);
+                    match cache.get(&path) {
+                        Some(proto) => proto.instance(r.name.clone(), base),
+                        None => {
+                            let robot = Robot::from_urdf_file(r.name.clone(), &path, base)?;
+                            cache.insert(path, robot.clone());
+                            robot
+                        }
+                    }
+                }
+                (None, Some(_)) => {
+                    let (text, resolver) = description(r)?;
+                    Robot::from_urdf_str(r.name.clone(), &text, &resolver, base)?
+                }
+                (Some(_), Some(_)) => {
+                    return Err(SceneError::Invalid(format!(
+                        "robot `{}` gives both `urdf` and `robot_description`; give one",
+                        r.name
+                    )))
+                }
+                (None, None) => {
+                    return Err(SceneError::Invalid(format!(
+                        "robot `{}` gives neither `urdf` nor `robot_description`; give one",
+                        r.name
+                    )))
                 }
             };
             scenario.add_robot(robot)?;
@@ -151,6 +206,64 @@ pub fn load_scene(path: impl AsRef<Path>) -> Result<LoadedScene, SceneError> {
     let path = path.as_ref();
     let spec = SceneSpec::load(path)?;
     spec.build(path.parent().unwrap_or(Path::new(".")))
+}
+
+/// Robot object indices, and per joint name its (index into those robots, joint index).
+pub(crate) type JointColumns = (Vec<usize>, Vec<(usize, usize)>);
+
+/// Maps `robot/joint` names onto the robots of `scenario`: the robot object indices in
+/// order of first appearance, and per name its (index into those robots, joint index).
+/// Every movable joint of every robot must be named exactly once; `noun` names one entry
+/// in the messages (`column` for the CSV header).
+pub(crate) fn joint_columns<'a>(
+    scenario: &Scenario,
+    names: impl IntoIterator<Item = &'a str>,
+    noun: &str,
+) -> Result<JointColumns, String> {
+    let mut robots: Vec<usize> = Vec::new();
+    let mut cols: Vec<(usize, usize)> = Vec::new();
+    for h in names {
+        let (rname, jname) = h
+            .split_once('/')
+            .ok_or_else(|| format!("{noun} `{h}` is not `robot/joint`"))?;
+        let o = scenario
+            .object_index(rname)
+            .map_err(|_| format!("unknown robot `{rname}` in {noun} `{h}`"))?;
+        let Object::Complex(r) = &scenario.objects()[o] else {
+            return Err(format!("`{rname}` in {noun} `{h}` is not a robot"));
+        };
+        let d = r
+            .kinematics()
+            .joint_index(jname)
+            .map_err(|_| format!("robot `{rname}` has no movable joint `{jname}`"))?;
+        let slot = match robots.iter().position(|&x| x == o) {
+            Some(s) => s,
+            None => {
+                robots.push(o);
+                robots.len() - 1
+            }
+        };
+        if cols.contains(&(slot, d)) {
+            return Err(format!("{noun} `{h}` appears twice"));
+        }
+        cols.push((slot, d));
+    }
+    for (k, o) in scenario.objects().iter().enumerate() {
+        if o.dof() == 0 {
+            continue;
+        }
+        let Some(slot) = robots.iter().position(|&x| x == k) else {
+            return Err(format!("no {noun}s for robot `{}`", o.name()));
+        };
+        if let Object::Complex(r) = o {
+            for (d, jn) in r.kinematics().joint_names().enumerate() {
+                if !cols.contains(&(slot, d)) {
+                    return Err(format!("missing {noun} `{}/{jn}`", o.name()));
+                }
+            }
+        }
+    }
+    Ok((robots, cols))
 }
 
 /// Joint configurations read from CSV, mapped onto a scenario's robots.
@@ -201,55 +314,8 @@ impl ConfigTable {
                 !t.is_empty() && !t.starts_with('#')
             })
             .map_or(1, |k| k + 1);
-        // Column k -> (object, dof).
-        let mut robots: Vec<usize> = Vec::new();
-        let mut cols: Vec<(usize, usize)> = Vec::new();
-        for h in headers.iter() {
-            let (rname, jname) = h
-                .split_once('/')
-                .ok_or_else(|| err(hline, format!("column `{h}` is not `robot/joint`")))?;
-            let o = scenario
-                .object_index(rname)
-                .map_err(|_| err(hline, format!("unknown robot `{rname}` in column `{h}`")))?;
-            let Object::Complex(r) = &scenario.objects()[o] else {
-                return Err(err(
-                    hline,
-                    format!("`{rname}` in column `{h}` is not a robot"),
-                ));
-            };
-            let d = r.kinematics().joint_index(jname).map_err(|_| {
-                err(
-                    hline,
-                    format!("robot `{rname}` has no movable joint `{jname}`"),
-                )
-            })?;
-            let slot = match robots.iter().position(|&x| x == o) {
-                Some(s) => s,
-                None => {
-                    robots.push(o);
-                    robots.len() - 1
-                }
-            };
-            if cols.contains(&(slot, d)) {
-                return Err(err(hline, format!("column `{h}` appears twice")));
-            }
-            cols.push((slot, d));
-        }
-        for (k, o) in scenario.objects().iter().enumerate() {
-            if o.dof() == 0 {
-                continue;
-            }
-            let Some(slot) = robots.iter().position(|&x| x == k) else {
-                return Err(err(hline, format!("no columns for robot `{}`", o.name())));
-            };
-            if let Object::Complex(r) = o {
-                for (d, jn) in r.kinematics().joint_names().enumerate() {
-                    if !cols.contains(&(slot, d)) {
-                        return Err(err(hline, format!("missing column `{}/{jn}`", o.name())));
-                    }
-                }
-            }
-        }
+        let (robots, cols) = joint_columns(scenario, headers.iter(), "column")
+            .map_err(|message| err(hline, message))?;
         let mut rows = Vec::new();
         for rec in rdr.records() {
             let rec = rec.map_err(|e| {

@@ -16,8 +16,8 @@
 //! | sub `forward_velocity_controller/commands` | `std_msgs/Float64MultiArray` | same; stops after `velocity_command_timeout` |
 //! | sub `joint_trajectory_controller/joint_trajectory` | `trajectory_msgs/JointTrajectory` | same; `header.stamp` 0 = now |
 //! | pub `joint_states` | `sensor_msgs/JointState` | reliable, depth 10, at `joint_state_rate`, wall-clock stamps |
-//! | pub `robot_description` | `std_msgs/String` | latched (transient local): the URDF text |
-//! | pub `/tf`, `/tf_static` | `tf2_msgs/TFMessage` | movable joints with the joint states; fixed joints once, latched (if `publish_tf`) |
+//! | pub `robot_description` | `std_msgs/String` | latched (transient local): the URDF text, mesh file names as `package://` (installed) or `file://` URIs |
+//! | pub `/tf`, `/tf_static` | `tf2_msgs/TFMessage` | movable joints with the joint states; fixed joints, and `base.parent_frame` → root link if set, once, latched (if `publish_tf`) |
 //! | pub `~/status` | `rpq_interfaces/DriverStatus` | reliable, depth 10, at 10 Hz and on every change |
 //! | srv `~/compute_fk` | `rpq_interfaces/srv/ComputeForwardKinematics` | pose of a link for the current or given joints |
 //! | srv `~/hold` | `std_srvs/srv/Trigger` | cancels the active command; the joints stop where they are |
@@ -32,6 +32,7 @@
 
 use std::error::Error;
 use std::fmt::Display;
+use std::path::Path;
 use std::pin::pin;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -311,6 +312,11 @@ async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
         },
     )?;
 
+    // The published text names its meshes so that RViz finds them without the file:
+    // package://<pkg>/... in an installed share directory, else file://<absolute path>.
+    let description =
+        description.with_resolvable_mesh_uris(Path::new(&settings.robot_description_file))?;
+
     let fqn = |node: &RosNode, name: &str| node.resolve_name(name).unwrap_or(name.to_string());
     let pos_topic = fqn(&node, ros_io::POSITION_COMMANDS_TOPIC);
     let vel_topic = fqn(&node, ros_io::VELOCITY_COMMANDS_TOPIC);
@@ -359,7 +365,16 @@ async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
         .map_err(|e| format!("cannot publish robot_description: {e}"))?;
     if let Some((_, static_pub)) = &tf_pubs {
         let stamp = clock.now();
-        let statics = ros_io::static_transforms(&sim.robot, &settings.frame_prefix, stamp)?;
+        let mut statics = ros_io::static_transforms(&sim.robot, &settings.frame_prefix, stamp)?;
+        if !settings.base.parent_frame.is_empty() {
+            statics.transforms.push(ros_io::base_transform(
+                &sim.robot,
+                &settings.base.parent_frame,
+                &settings.base.pose,
+                &settings.frame_prefix,
+                stamp,
+            )?);
+        }
         static_pub
             .publish(statics)
             .map_err(|e| format!("cannot publish /tf_static: {e}"))?;

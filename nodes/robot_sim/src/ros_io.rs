@@ -8,7 +8,8 @@
 //!   `JointTrajectory`, mapping its `header.stamp` (node clock: wall or `/clock` time) onto the
 //!   core's clock;
 //! * outputs: [`joint_state_msg`], [`status_msg`], [`dynamic_transforms`] and
-//!   [`static_transforms`] (what `robot_state_publisher` publishes on `/tf` and `/tf_static`);
+//!   [`static_transforms`] (what `robot_state_publisher` publishes on `/tf` and `/tf_static`),
+//!   and [`base_transform`] (the robot's place in a shared frame such as `world`);
 //! * services: [`compute_fk`] answers `~/compute_fk`.
 //!
 //! ```
@@ -31,7 +32,7 @@
 //! # Ok::<(), rpq_kinematics::Error>(())
 //! ```
 
-use nalgebra::Isometry3;
+use nalgebra::{Isometry3, Translation3, UnitQuaternion};
 use rpq_kinematics::{JointKind, Robot};
 use rpq_ros::interfaces::rpq_interfaces::msg::DriverStatus;
 use rpq_ros::interfaces::rpq_interfaces::srv::{
@@ -273,6 +274,32 @@ pub fn dynamic_transforms(
 /// What `robot_state_publisher` puts on `/tf_static`, once: one transform per fixed joint.
 pub fn static_transforms(robot: &Robot, prefix: &str, stamp: Time) -> Result<TFMessage, NodeError> {
     transforms(robot, false, &[], prefix, stamp)
+}
+
+/// The transform from `parent_frame` to the robot's root link (`prefix` + root link) for a
+/// robot standing at `pose` = x y z (m), roll pitch yaw (rad, URDF convention) in that frame:
+/// what a `static_transform_publisher` of the base would put on `/tf_static`. The parent frame
+/// gets no prefix. Fails on a non-finite pose.
+pub fn base_transform(
+    robot: &Robot,
+    parent_frame: &str,
+    pose: &[f64; 6],
+    prefix: &str,
+    stamp: Time,
+) -> Result<TransformStamped, NodeError> {
+    let [x, y, z, roll, pitch, yaw] = *pose;
+    let iso = Isometry3::from_parts(
+        Translation3::new(x, y, z),
+        UnitQuaternion::from_euler_angles(roll, pitch, yaw),
+    );
+    Ok(TransformStamped {
+        header: Header {
+            stamp,
+            frame_id: parent_frame.to_string(),
+        },
+        child_frame_id: format!("{prefix}{}", robot.root_link().name),
+        transform: Transform::try_from(&iso)?,
+    })
 }
 
 /// The link `~/compute_fk` uses when the request names none: the last link in the robot's

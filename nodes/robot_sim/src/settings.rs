@@ -39,8 +39,9 @@ const MIN_JOINT_STATE_RATE_HZ: f64 = 0.1;
 
 impl RobotSimParams {
     /// Reads every parameter and checks what the definition cannot: an explicit
-    /// `joint_state_rate` lies in [0.1 Hz, `update_rate`]. The per-joint vectors are checked
-    /// against the robot when the core is built.
+    /// `joint_state_rate` lies in [0.1 Hz, `update_rate`], and a non-zero `base.pose` comes
+    /// with a `base.parent_frame`. The per-joint vectors are checked against the robot when the
+    /// core is built.
     pub fn load(p: &Params) -> Result<RobotSimParams, NodeError> {
         let s = RobotSimParams::from_params(p)?;
         let given = s.joint_state_rate;
@@ -60,6 +61,12 @@ impl RobotSimParams {
             return invalid(format!(
                 "{given} Hz is above update_rate ({} Hz)",
                 s.update_rate
+            ));
+        }
+        if s.base.parent_frame.is_empty() && s.base.pose != [0.0; 6] {
+            return Err(NodeError::config(
+                names::BASE__POSE,
+                "a base pose needs base.parent_frame, the frame it is given in",
             ));
         }
         Ok(s)
@@ -176,6 +183,25 @@ mod tests {
                 err.to_string().contains("joint_state_rate"),
                 "{extra}: {err}"
             );
+        }
+    }
+
+    #[test]
+    fn base_pose_needs_its_frame() {
+        let s = resolve(&with("")).unwrap();
+        assert_eq!((s.base.parent_frame.as_str(), s.base.pose), ("", [0.0; 6]));
+        let s = resolve(&with(
+            "    base:\n      parent_frame: world\n      pose: [0.6, 0.0, 0.0, 0.0, 0.0, 2.5]\n",
+        ))
+        .unwrap();
+        assert_eq!(s.base.parent_frame, "world");
+        assert_eq!(s.base.pose, [0.6, 0.0, 0.0, 0.0, 0.0, 2.5]);
+        for extra in [
+            "    base:\n      pose: [0.6, 0.0, 0.0, 0.0, 0.0, 0.0]\n",
+            "    base:\n      parent_frame: world\n      pose: [0.6, 0.0, 0.0]\n",
+        ] {
+            let err = resolve(&with(extra)).unwrap_err();
+            assert!(err.to_string().contains("base.pose"), "{extra}: {err}");
         }
     }
 

@@ -20,6 +20,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use rpq_ros::robot_description::{ament_package_prefix, ament_prefixes};
+
 use crate::error::LaunchError;
 use crate::resolve::{Host, NotFound};
 
@@ -238,12 +240,7 @@ impl SystemHost {
         source_root: Option<PathBuf>,
     ) -> Self {
         SystemHost {
-            ament_prefixes: ament_prefix_path
-                .unwrap_or("")
-                .split(':')
-                .filter(|s| !s.is_empty())
-                .map(PathBuf::from)
-                .collect(),
+            ament_prefixes: ament_prefixes(ament_prefix_path.unwrap_or("")),
             exe_dir,
             source_root: source_root.filter(|r| r.is_dir()),
             source: OnceLock::new(),
@@ -273,13 +270,8 @@ impl SystemHost {
     }
 
     fn ament_prefix(&self, package: &str, searched: &mut Vec<String>) -> Option<&PathBuf> {
-        for prefix in &self.ament_prefixes {
-            let marker = prefix
-                .join("share/ament_index/resource_index/packages")
-                .join(package);
-            if marker.exists() {
-                return Some(prefix);
-            }
+        if let Some(prefix) = ament_package_prefix(&self.ament_prefixes, package) {
+            return Some(prefix);
         }
         if self.ament_prefixes.is_empty() {
             searched.push("AMENT_PREFIX_PATH (unset or empty)".to_string());

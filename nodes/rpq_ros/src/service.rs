@@ -117,8 +117,10 @@ where
         per_try_timeout: Duration,
         max_tries: u32,
     ) -> Result<Resp, ServiceError> {
-        // ros2-client offers no async stream of (request id, reply), and its
-        // `async_receive_response` drops replies to every id but one, so poll the reader.
+        // ros2-client's `async_receive_response(id)` waits for the reply without polling but
+        // drops replies to every other id. It is used for the first try, when no other request
+        // of this call exists; after a retry the reader is polled, so that a late reply to any
+        // earlier try is still taken.
         const POLL: Duration = Duration::from_millis(2);
         let transport = |reason: String| ServiceError::Transport {
             service: self.name.clone(),
@@ -134,6 +136,18 @@ where
                 .map_err(|e| transport(format!("cannot send request: {e}")))?;
             sent.push(id);
             let try_deadline = tokio::time::Instant::now() + per_try_timeout;
+            if attempt == 1 {
+                match tokio::time::timeout_at(try_deadline, self.client.async_receive_response(id))
+                    .await
+                {
+                    Ok(Ok(resp)) => return Ok(resp),
+                    // an undecodable reply: go on polling for the rest of this try
+                    Ok(Err(e)) => {
+                        log::warn!("service {}: skipped undecodable reply: {e}", self.name)
+                    }
+                    Err(_) => continue,
+                }
+            }
             loop {
                 match self.client.receive_response() {
                     Ok(Some((id, resp))) if sent.contains(&id) => return Ok(resp),

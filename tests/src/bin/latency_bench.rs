@@ -33,14 +33,14 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use rpq_ros::{
-    args::RosArgs,
-    env::RosEnv,
     msg::{builtin_interfaces::Time, std_msgs::Header},
-    node::RosNode,
     qos,
     shutdown::Shutdown,
 };
-use rpq_tests::{peer_script, python, require_private_netns, NodeProcess, PeerOutput, TestEnv};
+use rpq_tests::{
+    peer_node, peer_runtime, peer_script, python, require_private_netns, NodeProcess, PeerOutput,
+    TestEnv,
+};
 
 type BoxError = Box<dyn std::error::Error>;
 
@@ -147,8 +147,12 @@ fn main() {
     };
     require_private_netns();
     let result = match mode.as_str() {
-        "ping" => runtime().and_then(|rt| rt.block_on(ping(&opts))),
-        "echo" => runtime().and_then(|rt| rt.block_on(echo(&opts))),
+        "ping" => peer_runtime()
+            .map_err(BoxError::from)
+            .and_then(|rt| rt.block_on(ping(&opts))),
+        "echo" => peer_runtime()
+            .map_err(BoxError::from)
+            .and_then(|rt| rt.block_on(echo(&opts))),
         _ => bench(&opts),
     };
     if let Err(e) = result {
@@ -157,22 +161,11 @@ fn main() {
     }
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime, BoxError> {
-    Ok(tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?)
-}
-
-fn node(name: &str) -> Result<RosNode, BoxError> {
-    let env = RosEnv::from_env()?;
-    Ok(RosNode::new(name, env, RosArgs::default(), &[])?)
-}
-
 /// The echo half: republishes every Header from `/rpq_ping` on `/rpq_pong` until `count`
 /// messages (0: no limit), SIGINT/SIGTERM or the timeout.
 async fn echo(opts: &Opts) -> Result<(), BoxError> {
     let shutdown = Shutdown::install()?;
-    let mut node = node("rpq_latency_echo")?;
+    let mut node = peer_node("rpq_latency_echo")?;
     let publisher = node.publisher::<Header>(PONG_TOPIC, qos::default())?;
     let sub = node.subscription::<Header>(PING_TOPIC, qos::default())?;
     let mut stream = std::pin::pin!(sub.async_stream());
@@ -207,7 +200,7 @@ async fn echo(opts: &Opts) -> Result<(), BoxError> {
 
 /// The ping half: one Header in flight at a time, round trip timed on the monotonic clock.
 async fn ping(opts: &Opts) -> Result<(), BoxError> {
-    let mut node = node("rpq_latency_ping")?;
+    let mut node = peer_node("rpq_latency_ping")?;
     let publisher = node.publisher::<Header>(PING_TOPIC, qos::default())?;
     let sub = node.subscription::<Header>(PONG_TOPIC, qos::default())?;
     let discovery = Duration::from_secs(20);

@@ -400,6 +400,48 @@ fn tf_frames_get_the_prefix_and_bad_vectors_are_errors() {
     ));
 }
 
+#[test]
+fn base_transform_places_the_prefixed_root_in_the_parent_frame() {
+    let robot = rx60();
+    let pose = [0.6, 0.1, -0.2, 0.0, 0.0, std::f64::consts::PI];
+    let t = base_transform(&robot, "world", &pose, "right/", stamp(3, 0)).unwrap();
+    assert_eq!(t.header.frame_id, "world");
+    assert_eq!(t.header.stamp, stamp(3, 0));
+    assert_eq!(t.child_frame_id, "right/base_link");
+    let v = &t.transform.translation;
+    assert_eq!((v.x, v.y, v.z), (0.6, 0.1, -0.2));
+    // yaw pi: quaternion (0, 0, 1, 0) up to sign
+    let r = &t.transform.rotation;
+    assert!(
+        r.x.abs() < 1e-12
+            && r.y.abs() < 1e-12
+            && (r.z.abs() - 1.0).abs() < 1e-12
+            && r.w.abs() < 1e-12
+    );
+    // roll, pitch and yaw compose as in URDF (Rz * Ry * Rx), as rpq_kinematics reads <origin rpy>
+    let rpy = [0.3, -0.4, 1.2];
+    let t = base_transform(
+        &robot,
+        "w",
+        &[0.0, 0.0, 0.0, rpy[0], rpy[1], rpy[2]],
+        "",
+        stamp(0, 0),
+    )
+    .unwrap();
+    let q = &t.transform.rotation;
+    let got =
+        nalgebra::UnitQuaternion::from_quaternion(nalgebra::Quaternion::new(q.w, q.x, q.y, q.z));
+    let want = nalgebra::Rotation3::from_axis_angle(&Vector3::z_axis(), rpy[2])
+        * nalgebra::Rotation3::from_axis_angle(&Vector3::y_axis(), rpy[1])
+        * nalgebra::Rotation3::from_axis_angle(&Vector3::x_axis(), rpy[0]);
+    assert!(got
+        .to_rotation_matrix()
+        .matrix()
+        .relative_eq(want.matrix(), 1e-12, 1e-12));
+    let nan = [f64::NAN, 0.0, 0.0, 0.0, 0.0, 0.0];
+    assert!(base_transform(&robot, "world", &nan, "", stamp(0, 0)).is_err());
+}
+
 // ---------------------------------------------------------------- compute_fk
 
 fn fk_request(names: &[&str], positions: &[f64], link: &str) -> ComputeForwardKinematicsRequest {
