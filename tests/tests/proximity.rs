@@ -608,3 +608,55 @@ fn missing_or_stale_joint_states_refuse_answers() {
         left.join().unwrap().assert_ok("left publisher");
     });
 }
+
+/// Robots given in the scene by their `robot_description` topic: two `robot_sim`s in the
+/// namespaces `left` and `right` publish their URDF (mesh URIs rewritten to `file://` in a cargo
+/// build) and joint states; the node builds the scene from the topics and answers as the library
+/// built from the files.
+#[test]
+fn scene_robots_from_robot_description_topics() {
+    let env = TestEnv::new();
+    let init = |q: &[f64]| format!("initial_positions:={}", rpq_tests::yaml_f64_list(q));
+    let (il, ir) = (init(&QL), init(&QR));
+    let _left = rpq_tests::spawn_robot_sim(&env, &["-r", "__ns:=/left", "-p", &il]);
+    let _right = rpq_tests::spawn_robot_sim(&env, &["-r", "__ns:=/right", "-p", &ir]);
+    let dir = tempfile::tempdir().unwrap();
+    let scene = dir.path().join("topics.scene.yaml");
+    std::fs::write(
+        &scene,
+        "robots:\n  - name: left\n    robot_description: /left/robot_description\n  \
+         - name: right\n    robot_description: /right/robot_description\n    \
+         base: {xyz: [0.6, 0.0, 0.0], rpy: [0.0, 0.0, 3.141592653589793]}\n",
+    )
+    .unwrap();
+    let mut cmd = env.command(bin("proximity_query"));
+    cmd.arg("--ros-args")
+        .arg("-p")
+        .arg(format!("scene_file:={}", scene.display()));
+    let node = NodeProcess::spawn("proximity_query", cmd);
+    node.wait_for_output(READY, Duration::from_secs(30));
+    node.wait_for_output(VALID, Duration::from_secs(30));
+    let r = call(&env, "min_distance", "MinDistance", &["{}".into()]);
+    ok(&r[0]);
+    // The library on the same scene from files, without the collision matrix (the topic scene
+    // names none; distances do not depend on it).
+    let mut w = posed(&QL, &QR);
+    let d = w
+        .min_distance(&Selection::all(), &Selection::all(), 0.0, 0.0)
+        .unwrap();
+    assert_eq!(f(&r[0]["distance"]), d.distance);
+    assert_eq!(s(&r[0]["body_a"]), w.body_name(d.body_a));
+    assert_eq!(s(&r[0]["body_b"]), w.body_name(d.body_b));
+    let r = call(
+        &env,
+        "check_collision",
+        "CheckCollision",
+        &[format!(
+            "{{robot_states: [{}, {}]}}",
+            robot_state("left", &QC),
+            robot_state("right", &QC)
+        )],
+    );
+    ok(&r[0]);
+    assert_eq!(r[0]["colliding"].as_bool(), Some(true));
+}
