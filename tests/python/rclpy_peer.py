@@ -391,6 +391,24 @@ def cmd_call(p: Peer, a: argparse.Namespace) -> None:
         requests = [fill(cls.Request(), item, f"request[{i}]") for i, item in enumerate(items)]
     except (ValueError, TypeError, AssertionError, yaml.YAMLError) as e:
         fail(f"cannot build {a.type} requests from {a.requests_yaml!r}: {e}")
+    if a.concurrent:
+        # A first request with retries (the reply right after discovery can be lost), then the
+        # rest all at once; responses are printed in the order they arrive.
+        first, attempts = p.call(cls, a.service, requests[0])
+        emit("response", service=a.service, type=type_name(cls), index=0, attempts=attempts,
+             elapsed_s=round(p.deadline.elapsed(), 3), response=plain(first))
+        client = p.node.create_client(cls, a.service)
+        if not p.spin_until(client.service_is_ready):
+            fail(f"service {a.service} did not appear within {a.timeout} s")
+        pending = {i: client.call_async(req) for i, req in enumerate(requests) if i > 0}
+        while pending:
+            if not p.spin_until(lambda: any(f.done() for f in pending.values())):
+                fail(f"{len(pending)} concurrent calls of {a.service} unanswered", pending=list(pending))
+            for i in [i for i, f in pending.items() if f.done()]:
+                emit("response", service=a.service, type=type_name(cls), index=i, attempts=1,
+                     elapsed_s=round(p.deadline.elapsed(), 3),
+                     response=plain(pending.pop(i).result()))
+        return
     for i, req in enumerate(requests):
         resp, attempts = p.call(cls, a.service, req)
         emit("response", service=a.service, type=type_name(cls), index=i, attempts=attempts,
@@ -698,6 +716,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--type", required=True, help="pkg/srv/Type")
     sp.add_argument("--requests-yaml", default="[{}]",
                     help="a YAML list of request field mappings, e.g. '[{tolerance: 0.1}]'")
+    sp.add_argument("--concurrent", action="store_true",
+                    help="call the first request alone (with retries), then all the others at "
+                         "once; responses in arrival order")
 
     sp = add("call-timing", cmd_call_timing, "round-trip times of a service call repeated N times")
     sp.add_argument("--service", required=True)

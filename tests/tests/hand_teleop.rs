@@ -231,7 +231,11 @@ fn calibration_service_calibrates_a_simulated_session() {
         .arg(format!(
             "initial_model_file:={}",
             root.join("config/hand_model_nominal.yaml").display()
-        ));
+        ))
+        .arg("-p")
+        .arg(format!("data_directory:={}", work.display()))
+        .arg("-p")
+        .arg(format!("output_directory:={}", work.display()));
     let mut node = NodeProcess::spawn("glove_calibration", cmd);
     node.wait_for_output("glove_calibration ready", Duration::from_secs(20));
 
@@ -241,7 +245,8 @@ fn calibration_service_calibrates_a_simulated_session() {
         .build()
         .unwrap();
     let domain = env.domain_id.to_string();
-    let (csv_s, out_s) = (csv.display().to_string(), out.display().to_string());
+    // Names relative to data_directory and output_directory (both `work`).
+    let (csv_s, out_s) = ("train.csv".to_string(), "calibrated.yaml".to_string());
     let (good, bad) = runtime.block_on(async move {
         let ros_env =
             RosEnv::from_vars(|k| (k == "ROS_DOMAIN_ID").then(|| domain.clone())).unwrap();
@@ -295,7 +300,10 @@ fn calibration_service_calibrates_a_simulated_session() {
         good.condition_number
     );
     assert!(good.report.contains("parameter changes"));
-    assert_eq!(good.saved_file, out.display().to_string());
+    assert_eq!(
+        good.saved_file,
+        out.canonicalize().unwrap().display().to_string()
+    );
     let yaml: serde_yaml::Value =
         serde_yaml::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     for f in ["thumb", "index", "middle", "ring", "little"] {

@@ -189,6 +189,35 @@ pub fn read_bounded(path: impl AsRef<Path>, limit: u64) -> Result<Vec<u8>, FileE
     read_limited(path, file, limit)
 }
 
+impl FileError {
+    /// The error as an `std::io::Error` for readers whose errors already name the file: the
+    /// operating system's error as it is, the others as their reason without the path.
+    pub fn into_io(self) -> std::io::Error {
+        use std::io::{Error, ErrorKind};
+        match self {
+            FileError::Io { source, .. } => source,
+            FileError::NotRegular { kind, .. } => Error::new(
+                ErrorKind::InvalidInput,
+                format!("is a {kind}, not a regular file"),
+            ),
+            FileError::SpecialFileSystem { .. } => Error::new(
+                ErrorKind::InvalidInput,
+                "files under /proc, /sys and /dev are not read",
+            ),
+            FileError::TooLarge { limit, .. } => Error::new(
+                ErrorKind::FileTooLarge,
+                format!("larger than the limit of {limit} bytes"),
+            ),
+            FileError::NotText { .. } => Error::new(ErrorKind::InvalidData, "not UTF-8 text"),
+            other => Error::new(ErrorKind::InvalidInput, other.to_string()),
+        }
+    }
+}
+
+/// Size limit of the suite's text inputs named at start-up (URDF, scene, collision matrix,
+/// configuration tables, hand models): 64 MiB.
+pub const TEXT_MAX_BYTES: u64 = DEFAULT_MAX_BYTES;
+
 /// [`read_bounded`] for UTF-8 text.
 pub fn read_to_string_bounded(path: impl AsRef<Path>, limit: u64) -> Result<String, FileError> {
     let path = path.as_ref();

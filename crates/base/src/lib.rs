@@ -24,3 +24,23 @@ pub mod rng;
 
 pub use file::{FileArea, FileError};
 pub use rng::SplitMix64;
+
+/// `println!` for command-line tools whose output may be cut short (`tool | head -3`): a
+/// closed stdout (broken pipe) drops the line instead of panicking, so the tool still finishes
+/// its work (files written) and its exit status says how the work went.
+#[macro_export]
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use ::std::io::Write as _;
+        let _ = ::std::writeln!(::std::io::stdout(), $($arg)*);
+    }};
+}
+
+/// `print!` with the closed-stdout behaviour of [`outln!`].
+#[macro_export]
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use ::std::io::Write as _;
+        let _ = ::std::write!(::std::io::stdout(), $($arg)*);
+    }};
+}

@@ -72,6 +72,10 @@ pub enum MeshError {
         #[source]
         source: std::io::Error,
     },
+    /// An STL file was refused before reading: not a regular file (a device, FIFO, socket or
+    /// directory), a file under `/proc`, `/sys` or `/dev`, or larger than [`MAX_STL_BYTES`].
+    #[error("cannot read STL file: {0}")]
+    Refused(#[source] crate::file::FileError),
     /// An STL file was read, but its data are malformed or its mesh is invalid.
     #[error("invalid mesh in {path}: {source}")]
     File {
@@ -110,13 +114,16 @@ pub fn parse_stl(bytes: &[u8]) -> Result<StlMesh, MeshError> {
     })
 }
 
+/// Largest STL file [`read_stl_file`] reads: 256 MiB (about 5 million binary triangles).
+pub const MAX_STL_BYTES: u64 = 256 << 20;
+
 /// Reads an STL file (binary or ASCII), parses it with [`parse_stl`] and checks it with
 /// [`validate`]. Errors name the file: [`MeshError::Io`] when it cannot be read,
 /// [`MeshError::File`] (wrapping the parse or validation error) when its content is refused.
 pub fn read_stl_file(path: &Path) -> Result<StlMesh, MeshError> {
-    let bytes = std::fs::read(path).map_err(|source| MeshError::Io {
-        path: path.to_owned(),
-        source,
+    let bytes = crate::file::read_bounded(path, MAX_STL_BYTES).map_err(|e| match e {
+        crate::file::FileError::Io { path, source } => MeshError::Io { path, source },
+        other => MeshError::Refused(other),
     })?;
     let in_file = |e| MeshError::File {
         path: path.to_owned(),
@@ -328,5 +335,26 @@ mod tests {
             read_stl_file(&missing),
             Err(MeshError::Io { path, .. }) if path == missing
         ));
+    }
+
+    /// A mesh path naming a device or a FIFO (a URDF's or scene's typo, or a hostile file)
+    /// fails at once instead of reading without end (issue 12, item 8).
+    #[test]
+    fn special_files_are_refused_at_once() {
+        let t0 = std::time::Instant::now();
+        let e = read_stl_file(Path::new("/dev/zero")).unwrap_err();
+        assert!(matches!(e, MeshError::Refused(_)), "{e}");
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("link.stl");
+        // mkfifo(1): the libc call would need `unsafe`, which the workspace forbids.
+        let st = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let e = read_stl_file(&fifo).unwrap_err();
+        assert!(e.to_string().contains("link.stl"), "{e}");
+        assert!(matches!(e, MeshError::Refused(_)), "{e}");
+        assert!(t0.elapsed() < std::time::Duration::from_secs(1));
     }
 }

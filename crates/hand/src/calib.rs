@@ -582,6 +582,34 @@ pub fn calibrate_finger(
     ))
 }
 
+/// Refuses a calibrated finger that must not be saved or used: a parameter that is not finite,
+/// a length that is not positive (readings of 1e300 gave a negative one), or errors that
+/// overflow (tips of 1e300 m). The error names the finger.
+fn check_result(f: Finger, p: &FingerParams, r: &FingerReport) -> Result<(), HandError> {
+    let unusable = |why: String| {
+        Err(HandError::InvalidData(format!(
+            "{}: calibration gave an unusable model ({why}); the data is far out of range, \
+             nothing is saved",
+            f.name()
+        )))
+    };
+    p.check(f).or_else(|e| unusable(e.to_string()))?;
+    if let Some(l) = p.lengths.iter().find(|&&l| !l.is_finite() || l <= 0.0) {
+        return unusable(format!("length {l} m is not positive"));
+    }
+    let stats = [&r.before, &r.after];
+    if stats
+        .iter()
+        .any(|s| !(s.rms.is_finite() && s.max.is_finite()))
+    {
+        return unusable(format!(
+            "fingertip errors not finite: rms {} m, max {} m",
+            r.after.rms, r.after.max
+        ));
+    }
+    Ok(())
+}
+
 /// Calibrates every finger that has samples; fingers without data keep their initial
 /// parameters. `progress` is called after each finger.
 pub fn calibrate(
@@ -597,6 +625,7 @@ pub fn calibrate(
         let data: Vec<Sample> = samples.iter().filter(|s| s.finger == f).copied().collect();
         if !data.is_empty() {
             let (p, r) = calibrate_finger(initial.finger(f), f, &data, opts)?;
+            check_result(f, &p, &r)?;
             *model.finger_mut(f) = p;
             fingers.push(r);
         }

@@ -345,7 +345,7 @@ pub struct ChainFrames {
 }
 
 impl FingerParams {
-    fn check(&self, finger: Finger) -> Result<(), HandError> {
+    pub(crate) fn check(&self, finger: Finger) -> Result<(), HandError> {
         let bad = |what: &str| {
             Err(HandError::InvalidParameter(format!(
                 "{}: {what}",

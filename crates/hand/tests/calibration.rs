@@ -190,3 +190,44 @@ fn too_few_poses_is_an_error() {
         Err(HandError::NotEnoughData { .. })
     ));
 }
+
+/// Issue 12 item 6: readings or tips of 1e300 calibrated "successfully" into a model with a
+/// negative length (or infinite errors) that was then saved; the calibration now refuses it,
+/// naming the finger.
+#[test]
+fn absurd_data_gives_an_error_naming_the_finger_not_a_model() {
+    let nominal = HandModel::nominal();
+    let good = simulate(
+        &nominal,
+        &SimOptions {
+            poses: 30,
+            ..Default::default()
+        },
+    );
+    let spoil = |finger: Finger, f: &dyn Fn(&mut Sample)| {
+        let mut data = good.clone();
+        data.iter_mut().filter(|s| s.finger == finger).for_each(f);
+        data
+    };
+    let cases = [
+        (Finger::Index, spoil(Finger::Index, &|s| s.tip.x = 1e300)),
+        (
+            Finger::Thumb,
+            spoil(Finger::Thumb, &|s| s.readings[0] = 1e300),
+        ),
+    ];
+    for (finger, data) in cases {
+        match calibrate(&nominal, &data, &CalibOptions::default(), |_| {}) {
+            Err(e) => assert!(e.to_string().contains(finger.name()), "{finger:?}: {e}"),
+            Ok((model, report)) => panic!(
+                "{finger:?}: accepted, lengths {:?}, rms after {:?}",
+                model.finger(finger).lengths,
+                report
+                    .fingers
+                    .iter()
+                    .map(|r| r.after.rms)
+                    .collect::<Vec<_>>()
+            ),
+        }
+    }
+}

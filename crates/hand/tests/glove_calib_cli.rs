@@ -111,3 +111,144 @@ fn simulate_calibrate_validate() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("CSV header"));
 }
+
+/// Runs glove_calib with a time limit; `None` if it had to be killed.
+fn run_limited(args: &[&str], limit: std::time::Duration) -> Option<std::process::Output> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_glove_calib"))
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t0.elapsed() > limit {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    Some(child.wait_with_output().unwrap())
+}
+
+/// Issue 12 items 9 and 6: options that switch a check off (`--max-error nan` passed every
+/// model, `--cond-warn nan`, `--vision-noise nan` wrote a CSV calibrate refuses) are refused by
+/// clap; tips of 1e300 m made calibrate/validate spin forever in the plot and saved a model.
+#[test]
+fn non_finite_options_and_absurd_data_are_refused_without_hanging() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).display().to_string();
+    run(&["simulate", "--poses", "20", "--out", &p("train.csv")]);
+    let limit = std::time::Duration::from_secs(60);
+    for args in [
+        vec![
+            "validate",
+            "--params",
+            "config/hand_model_nominal.yaml",
+            "--data",
+            &p("train.csv"),
+            "--max-error",
+            "nan",
+        ],
+        vec![
+            "validate",
+            "--params",
+            "config/hand_model_nominal.yaml",
+            "--data",
+            &p("train.csv"),
+            "--max-error=-1",
+        ],
+        vec![
+            "calibrate",
+            "--data",
+            &p("train.csv"),
+            "--out",
+            &p("c.yaml"),
+            "--cond-warn",
+            "nan",
+        ],
+        vec!["simulate", "--vision-noise", "nan", "--out", &p("n.csv")],
+        vec!["simulate", "--sensor-noise", "inf", "--out", &p("n.csv")],
+    ] {
+        let out = run_limited(&args, limit).expect("finishes");
+        assert_eq!(out.status.code(), Some(2), "{args:?} accepted");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("not a finite number"),
+            "{args:?}"
+        );
+    }
+    assert!(!dir.path().join("n.csv").exists() && !dir.path().join("c.yaml").exists());
+    // Tips of 1e300 m for the index finger.
+    let text = std::fs::read_to_string(p("train.csv")).unwrap();
+    let spoiled: String = text
+        .lines()
+        .map(|l| {
+            let mut f: Vec<String> = l.split(',').map(str::to_owned).collect();
+            if f[1] == "index" {
+                f[6] = "1e300".into();
+            }
+            f.join(",") + "\n"
+        })
+        .collect();
+    std::fs::write(p("huge.csv"), spoiled).unwrap();
+    for args in [
+        vec![
+            "calibrate",
+            "--data",
+            &p("huge.csv"),
+            "--out",
+            &p("h.yaml"),
+            "--report-dir",
+            &p("r"),
+        ],
+        vec![
+            "validate",
+            "--params",
+            "config/hand_model_nominal.yaml",
+            "--data",
+            &p("huge.csv"),
+            "--report-dir",
+            &p("r"),
+        ],
+    ] {
+        let out = run_limited(&args, limit).unwrap_or_else(|| panic!("{args:?} hung"));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains("index"),
+            "{args:?}: {err}"
+        );
+    }
+    assert!(!dir.path().join("h.yaml").exists());
+}
+
+/// Issue 12 item 11: `glove_calib calibrate … | head -3` panicked on the broken pipe; now the
+/// rest of the output is dropped, the model is still written and the exit status is the work's.
+#[test]
+fn a_closed_stdout_does_not_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).display().to_string();
+    run(&["simulate", "--poses", "30", "--out", &p("train.csv")]);
+    // The reading end is closed before the tool writes anything: every write fails (EPIPE).
+    let mut child = Command::new(env!("CARGO_BIN_EXE_glove_calib"))
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .args([
+            "calibrate",
+            "--data",
+            &p("train.csv"),
+            "--out",
+            &p("cal.yaml"),
+        ])
+        .args(["--report-dir", &p("r")])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(out.status.success(), "{err}");
+    assert!(dir.path().join("cal.yaml").is_file());
+}

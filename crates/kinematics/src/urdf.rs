@@ -129,10 +129,11 @@ impl Robot {
     /// Reads a URDF file and parses it with [`Robot::from_urdf_str`].
     pub fn from_urdf_file(path: impl AsRef<Path>) -> Result<Robot, Error> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
-            path: path.to_owned(),
-            source,
-        })?;
+        let text = rpq_base::file::read_to_string_bounded(path, rpq_base::file::TEXT_MAX_BYTES)
+            .map_err(|e| Error::Io {
+                path: path.to_owned(),
+                source: e.into_io(),
+            })?;
         Robot::from_urdf_str(&text)
     }
 }

@@ -39,6 +39,19 @@ pub enum PlotError {
     /// A series holds no finite point, or the figure has no series.
     #[error("plot '{0}' has no finite data to draw")]
     NoData(String),
+    /// An axis or bin range that cannot be drawn: an end that is NaN or infinite, an empty or
+    /// reversed range, or a span too wide for f64 (the axis code would never finish).
+    #[error("plot '{title}': cannot draw the {axis} range [{lo}, {hi}] (ends must be finite, lo < hi, span finite)")]
+    BadRange {
+        /// The plot's title.
+        title: String,
+        /// Which range: `x`, `y` or `bin`.
+        axis: &'static str,
+        /// Lower end.
+        lo: f64,
+        /// Upper end.
+        hi: f64,
+    },
     /// The output folder could not be created.
     #[error("cannot create {path}: {source}")]
     Io {
@@ -251,6 +264,8 @@ impl Figure {
             xr = (cx - 0.5 * per_px * plot_w, cx + 0.5 * per_px * plot_w);
             yr = (cy - 0.5 * per_px * plot_h, cy + 0.5 * per_px * plot_h);
         }
+        check_range(&self.title, "x", xr, false)?;
+        check_range(&self.title, "y", yr, self.log_y)?;
         Ok((xr, yr))
     }
 
@@ -397,6 +412,7 @@ impl Histogram {
                 pad((lo, hi), false)
             }
         };
+        check_range(&self.title, "bin", (lo, hi), false)?;
         let width = (hi - lo) / self.bins as f64;
         let edges: Vec<f64> = (0..=self.bins).map(|i| lo + width * i as f64).collect();
         let counts = self
@@ -490,6 +506,36 @@ impl Histogram {
     }
 }
 
+/// Refuses a range the axis code cannot draw: plotters' tick search never ends on an infinite
+/// or NaN end, and a span above f64's range turns into one (`glove_calib` hung on an error of
+/// 1e300 m). Data points themselves are filtered (non-finite ones are left out); a range is
+/// refused with [`PlotError::BadRange`]. Spans are also limited to 1e300 so that padding and
+/// tick steps stay finite; a log axis needs a positive lower end.
+fn check_range(
+    title: &str,
+    axis: &'static str,
+    (lo, hi): Range,
+    log: bool,
+) -> Result<(), PlotError> {
+    const MAX_SPAN: f64 = 1e300;
+    let ok = lo.is_finite()
+        && hi.is_finite()
+        && lo < hi
+        && (hi - lo) <= MAX_SPAN
+        && lo.abs().max(hi.abs()) <= MAX_SPAN
+        && (!log || lo > 0.0);
+    if ok {
+        Ok(())
+    } else {
+        Err(PlotError::BadRange {
+            title: title.to_owned(),
+            axis,
+            lo,
+            hi,
+        })
+    }
+}
+
 /// Pads a data range by 5 % (or to a unit-wide range around a single value).
 fn pad((lo, hi): (f64, f64), log: bool) -> (f64, f64) {
     if log {
@@ -538,6 +584,54 @@ mod tests {
         assert_eq!(edges, vec![0.0, 0.25, 0.5, 0.75, 1.0]);
         // 2.0 is outside the range and NaN is not finite; 1.0 falls in the last bin.
         assert_eq!(counts, vec![vec![2, 0, 1, 2]]);
+    }
+
+    /// Issue 12 item 6: an infinite (or f64-overflowing) range made plotters' axis code spin
+    /// forever (`glove_calib` with tips of 1e300); now a clear error, at once, and no file.
+    #[test]
+    fn non_finite_or_huge_ranges_are_errors_not_hangs() {
+        let (done_tx, done_rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let dir = tempfile::tempdir().unwrap();
+            let stem = dir.path().join("h");
+            let results = vec![
+                Histogram::new("inf", "e", 10)
+                    .range(0.0, f64::INFINITY)
+                    .series("a", &[1.0, f64::INFINITY])
+                    .save(&stem)
+                    .map(|_| ()),
+                Histogram::new("nan", "e", 10)
+                    .range(f64::NAN, 1.0)
+                    .series("a", &[1.0])
+                    .save(&stem)
+                    .map(|_| ()),
+                Histogram::new("wide", "e", 10)
+                    .series("a", &[-1e308, 1e308])
+                    .save(&stem)
+                    .map(|_| ()),
+                Figure::new("wide", "x", "y")
+                    .line("l", &[(0.0, -1e308), (1.0, 1e308)])
+                    .save(&stem)
+                    .map(|_| ()),
+                Figure::new("fixed", "x", "y")
+                    .line("l", &[(0.0, 0.0), (1.0, 1.0)])
+                    .x_range(0.0, f64::INFINITY)
+                    .save(&stem)
+                    .map(|_| ()),
+            ];
+            let exists = stem.with_extension("png").exists();
+            done_tx.send((results, exists)).unwrap();
+        });
+        let (results, exists) = done_rx
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("plotting a non-finite range hung");
+        for r in results {
+            match r {
+                Err(PlotError::BadRange { .. } | PlotError::NoFont(_)) => {}
+                other => panic!("expected BadRange, got {other:?}"),
+            }
+        }
+        assert!(!exists);
     }
 
     #[test]

@@ -161,10 +161,11 @@ impl Robot {
     ) -> Result<Robot, SceneError> {
         let path = urdf.as_ref();
         // The kinematics crate's error, as when it reads the file itself.
-        let text = std::fs::read_to_string(path).map_err(|source| rpq_kinematics::Error::Io {
-            path: path.to_owned(),
-            source,
-        })?;
+        let text = rpq_base::file::read_to_string_bounded(path, rpq_base::file::TEXT_MAX_BYTES)
+            .map_err(|e| rpq_kinematics::Error::Io {
+                path: path.to_owned(),
+                source: e.into_io(),
+            })?;
         Robot::from_urdf_str(name, &text, &MeshResolver::for_urdf_file(path), base)
     }
 

@@ -19,12 +19,18 @@
 //! ```
 //! Configurations (CSV): a header naming every movable joint of every robot as
 //! `robot/joint` (any order), then one row per configuration in radians (metres for
-//! prismatic joints). Lines starting with `#` are comments.
+//! prismatic joints). Lines starting with `#` are comments. Values must be finite and within
+//! ±1e6; a row outside a joint's position limits is refused by [`run_table`] (naming the line,
+//! joint, value and limits) unless [`Limits::Flag`] is asked for.
 //!
 //! Results (CSV): `index,colliding,min_distance,link_a,link_b,ax,ay,az,bx,by,bz`:
 //! row index (0-based, in input order), 1/0, the minimum distance (m, 0 when colliding),
 //! the closest (or first colliding) pair as `object/link`, and the witness points in the
-//! world frame.
+//! world frame. With [`Limits::Flag`] a last column `within_limits` (1/0) follows.
+//!
+//! Scene poses (robot bases, object poses) must lie within ±1e6 m of the origin
+//! ([`MAX_COORDINATE`]), and every answer must be finite: objects placed 1e308 m apart
+//! answered "not colliding, distance 0" with NaN witnesses before.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -74,6 +80,22 @@ pub struct ObjectSpec {
     /// Pose in the world.
     #[serde(default = "identity_pose")]
     pub pose: PoseSpec,
+}
+
+/// Largest coordinate (m) of a scene pose, a joint value (rad or m) and a result witness point:
+/// beyond it f64 distances lose their millimetres and sums overflow to inf/NaN.
+pub const MAX_COORDINATE: f64 = 1e6;
+
+/// The isometry of a scene pose, refused when not finite or beyond [`MAX_COORDINATE`].
+fn checked_pose(what: &str, pose: &PoseSpec) -> Result<nalgebra::Isometry3<f64>, SceneError> {
+    let iso = pose.to_isometry()?;
+    if pose.xyz.iter().any(|c| c.abs() > MAX_COORDINATE) {
+        return Err(SceneError::Invalid(format!(
+            "{what}: position {:?} m is beyond ±{MAX_COORDINATE} m of the origin",
+            pose.xyz
+        )));
+    }
+    Ok(iso)
 }
 
 fn identity_pose() -> PoseSpec {
@@ -151,7 +173,7 @@ impl SceneSpec {
         let mut scenario = Scenario::new();
         let mut cache: HashMap<PathBuf, Robot> = HashMap::new();
         for r in &self.robots {
-            let base = r.base.to_isometry()?;
+            let base = checked_pose(&format!("robot `{}` base", r.name), &r.base)?;
             let robot = match (&r.urdf, &r.robot_description) {
                 (Some(urdf), None) => {
                     let path = base_dir.join(urdf);
@@ -187,7 +209,7 @@ impl SceneSpec {
             let obj = SimpleObject::from_stl_file(
                 o.name.clone(),
                 base_dir.join(&o.stl),
-                o.pose.to_isometry()?,
+                checked_pose(&format!("object `{}` pose", o.name), &o.pose)?,
             )?;
             scenario.add_object(obj)?;
         }
@@ -346,6 +368,15 @@ impl ConfigTable {
                         format!("column `{}`: {field} is not finite", &headers[k]),
                     ));
                 }
+                if v.abs() > MAX_COORDINATE {
+                    return Err(err(
+                        line,
+                        format!(
+                            "column `{}`: {field} is beyond ±{MAX_COORDINATE} (rad or m)",
+                            &headers[k]
+                        ),
+                    ));
+                }
                 let (slot, d) = cols[k];
                 qs[slot][d] = v;
             }
@@ -383,21 +414,45 @@ pub struct ResultRow {
     pub colliding: bool,
     /// Minimum distance and pair.
     pub report: DistanceReport,
+    /// Every joint of every robot within its position limits.
+    pub within_limits: bool,
+}
+
+/// What [`run_table`] does with a configuration outside a joint's position limits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limits {
+    /// Stop with an error naming the line, joint, value and limits (the default of
+    /// `rpq_query`: such a row is usually a unit or column mistake, and the robot cannot
+    /// reach it anyway).
+    Refuse,
+    /// Answer it and flag it: [`ResultRow::within_limits`] false, and a last CSV column
+    /// `within_limits` (`rpq_query --allow-outside-limits`).
+    Flag,
 }
 
 /// Header of the result CSV.
 pub const RESULT_HEADER: &str = "index,colliding,min_distance,link_a,link_b,ax,ay,az,bx,by,bz";
 
-/// Writes result rows as CSV.
+/// Last column of the result CSV with [`Limits::Flag`]: 1 if the row is within every joint's
+/// limits, else 0.
+pub const WITHIN_LIMITS_COLUMN: &str = "within_limits";
+
+/// Writes result rows as CSV; with [`Limits::Flag`] the column `within_limits` is added.
 pub fn write_results(
     out: &mut dyn Write,
     scenario: &Scenario,
     rows: &[ResultRow],
+    limits: Limits,
 ) -> std::io::Result<()> {
-    writeln!(out, "{RESULT_HEADER}")?;
+    let flag = limits == Limits::Flag;
+    if flag {
+        writeln!(out, "{RESULT_HEADER},{WITHIN_LIMITS_COLUMN}")?;
+    } else {
+        writeln!(out, "{RESULT_HEADER}")?;
+    }
     for r in rows {
         let (a, b) = (&r.report.point_a, &r.report.point_b);
-        writeln!(
+        write!(
             out,
             "{},{},{},{},{},{},{},{},{},{},{}",
             r.index,
@@ -412,19 +467,44 @@ pub fn write_results(
             b.y,
             b.z
         )?;
+        if flag {
+            write!(out, ",{}", u8::from(r.within_limits))?;
+        }
+        writeln!(out)?;
     }
     Ok(())
 }
 
-/// Runs [`Scenario::query`] for every row of `table`.
+/// Runs [`Scenario::query`] for every row of `table`. A row outside a joint's limits is
+/// refused or flagged (`limits`); an answer that is not finite or lies beyond
+/// [`MAX_COORDINATE`] is an error (never written as a result).
 pub fn run_table(
     scenario: &mut Scenario,
     table: &ConfigTable,
     opts: &QueryOptions,
+    limits: Limits,
 ) -> Result<Vec<ResultRow>, SceneError> {
     let mut out = Vec::with_capacity(table.rows.len());
     for (index, (line, qs)) in table.rows.iter().enumerate() {
+        let row_err = |message: String| SceneError::Csv {
+            path: PathBuf::from("<configurations>"),
+            line: *line,
+            message,
+        };
+        let mut within_limits = true;
         for (&o, q) in table.robots.iter().zip(qs) {
+            if let Object::Complex(r) = &scenario.objects()[o] {
+                if let Err(e) = r.kinematics().check_limits(q) {
+                    if limits == Limits::Refuse {
+                        return Err(row_err(format!(
+                            "robot `{}`: {e} (rpq_query --allow-outside-limits answers such \
+                             rows and flags them)",
+                            r.name()
+                        )));
+                    }
+                    within_limits = false;
+                }
+            }
             scenario
                 .set_joint_positions(o, q)
                 .map_err(|e| SceneError::Csv {
@@ -436,10 +516,26 @@ pub fn run_table(
         let (colliding, report) = scenario
             .query(opts)
             .ok_or_else(|| SceneError::Invalid("the scene needs at least two objects".into()))?;
+        let coords = report.point_a.iter().chain(report.point_b.iter());
+        let usable = report.distance.is_finite()
+            && report.distance <= 2.0 * MAX_COORDINATE
+            && coords
+                .clone()
+                .all(|c| c.is_finite() && c.abs() <= MAX_COORDINATE);
+        if !usable {
+            return Err(row_err(format!(
+                "the answer is not usable (distance {}, witnesses {:?} / {:?}): the objects \
+                 lie beyond ±{MAX_COORDINATE} m",
+                report.distance,
+                report.point_a.coords.as_slice(),
+                report.point_b.coords.as_slice()
+            )));
+        }
         out.push(ResultRow {
             index,
             colliding,
             report,
+            within_limits,
         });
     }
     Ok(out)

@@ -7,11 +7,13 @@ use serde::de::DeserializeOwned;
 
 use crate::error::SceneError;
 
-/// The whole file as text.
+/// The whole file as text: a regular file of at most `TEXT_MAX_BYTES` (never a device or FIFO).
 pub(crate) fn read(path: &Path) -> Result<String, SceneError> {
-    std::fs::read_to_string(path).map_err(|source| SceneError::Io {
-        path: path.to_owned(),
-        source,
+    rpq_base::file::read_to_string_bounded(path, rpq_base::file::TEXT_MAX_BYTES).map_err(|e| {
+        SceneError::Io {
+            path: path.to_owned(),
+            source: e.into_io(),
+        }
     })
 }
 

@@ -214,3 +214,90 @@ fn collision_matrix_search_too_small_is_refused() {
     let row: Vec<&str> = stdout.lines().nth(1).unwrap().split(',').collect();
     assert_eq!(row[1], "1", "{stdout}");
 }
+
+/// Issue 12 item 10: joint values far outside the limits (50 rad, 1e308) were answered as if
+/// reachable. Now refused with the line and joint (exit 2), or, with --allow-outside-limits,
+/// answered with a last column `within_limits` 0; 1e308 is beyond any use and always refused.
+#[test]
+fn configurations_outside_the_limits_are_refused_or_flagged() {
+    let dir = tempfile::tempdir().unwrap();
+    let sc = scene(dir.path(), "");
+    let csv = dir.path().join("q.csv");
+    std::fs::write(
+        &csv,
+        format!("{HEADER}\n0,0,0,0,0,0,0,0,0,0,0,0\n50,0,0,0,0,0,0,0,0,0,0,0\n"),
+    )
+    .unwrap();
+    let (ok, out, err) = run(&[sc.as_os_str(), csv.as_os_str()]);
+    assert!(!ok && out.is_empty(), "{out}");
+    assert!(
+        err.contains(":3:") && err.contains("joint_1") && err.contains("limits"),
+        "{err}"
+    );
+    let (ok, out, err) = run(&[
+        sc.as_os_str(),
+        csv.as_os_str(),
+        "--allow-outside-limits".as_ref(),
+    ]);
+    assert!(ok, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[0],
+        "index,colliding,min_distance,link_a,link_b,ax,ay,az,bx,by,bz,within_limits"
+    );
+    assert!(
+        lines[1].ends_with(",1") && lines[2].ends_with(",0"),
+        "{out}"
+    );
+    std::fs::write(&csv, format!("{HEADER}\n1e308,0,0,0,0,0,0,0,0,0,0,0\n")).unwrap();
+    let (ok, _, err) = run(&[
+        sc.as_os_str(),
+        csv.as_os_str(),
+        "--allow-outside-limits".as_ref(),
+    ]);
+    assert!(!ok && err.contains(":2:") && err.contains("1e308"), "{err}");
+}
+
+/// Issue 12 item 10: robots placed 1e308 m apart answered `colliding 0, min_distance 0` with
+/// NaN witnesses; such a scene is refused with the robot named.
+#[test]
+fn absurd_base_poses_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let urdf = repo().join("urdf/rx60b.urdf");
+    let sc = dir.path().join("far.yaml");
+    for x in ["1e308", "2e6"] {
+        std::fs::write(
+            &sc,
+            format!(
+                "robots:\n  - name: left\n    urdf: {u}\n  - name: right\n    urdf: {u}\n    base: {{xyz: [{x}, 0, 0], rpy: [0, 0, 0]}}\n",
+                u = urdf.display()
+            ),
+        )
+        .unwrap();
+        let csv = dir.path().join("q.csv");
+        std::fs::write(&csv, format!("{HEADER}\n0,0,0,0,0,0,0,0,0,0,0,0\n")).unwrap();
+        let (ok, out, err) = run(&[sc.as_os_str(), csv.as_os_str()]);
+        assert!(!ok && !out.contains("NaN"), "{x}: {out}");
+        assert!(err.contains("robot `right` base"), "{x}: {err}");
+    }
+}
+
+/// Issue 12 item 11: a closed standard output (`rpq_query … | head`) ends the run quietly.
+#[test]
+fn a_closed_stdout_is_not_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let sc = scene(dir.path(), "");
+    let csv = dir.path().join("q.csv");
+    let row = "0,0,0,0,0,0,0,0,0,0,0,0\n";
+    std::fs::write(&csv, format!("{HEADER}\n{}", row.repeat(2000))).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rpq_query"))
+        .args([sc.as_os_str(), csv.as_os_str()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && !err.contains("panicked"), "{err}");
+}

@@ -7,7 +7,10 @@
 //! at most `max_age_s` before it (by bag receive time); each glove reading that has
 //! measurements becomes one pose.
 
-use rpq_bag::BagReader;
+use std::path::Path;
+
+use rpq_bag::{BagMessage, BagMetadata, BagReader};
+use rpq_base::file::FileArea;
 use rpq_hand::{Finger, Sample};
 use rpq_ros::cdr;
 use rpq_ros::interfaces::rpq_interfaces::msg::GloveReading;
@@ -15,17 +18,34 @@ use rpq_ros::msg::geometry_msgs::PointStamped;
 
 use crate::convert;
 
-/// Reads the samples of a calibration bag (directory or `.mcap`).
+/// Largest `metadata.yaml` of a rosbag2 directory read for a request (bytes).
+const MAX_METADATA_BYTES: u64 = 1 << 20;
+
+/// Most time between a fingertip measurement and the glove reading it is paired with (s).
+const PAIRING_AGE_S: f64 = 0.05;
+
+/// Reads the samples of a calibration bag (directory or `.mcap`) named by the person running
+/// the program (no sandbox: see [`load_samples_in`] for names from requests).
 pub fn samples_from_bag(path: &str, max_age_s: f64) -> Result<Vec<Sample>, String> {
     let bag = BagReader::open(path).map_err(|e| format!("{path}: {e}"))?;
+    samples_from_messages(bag.messages(), path, max_age_s)
+}
+
+/// Pairs the glove readings and fingertip measurements of `messages` (in receive-time order)
+/// into samples; `what` names the bag in errors.
+pub fn samples_from_messages(
+    messages: &[BagMessage],
+    what: &str,
+    max_age_s: f64,
+) -> Result<Vec<Sample>, String> {
     let mut last: Option<(u64, usize, Vec<f64>)> = None;
     let mut readings = 0usize;
     let mut out = Vec::new();
     let mut measurements = 0usize;
-    for m in bag.messages() {
+    for m in messages {
         if m.type_name == "rpq_interfaces/msg/GloveReading" {
             let r: GloveReading =
-                cdr::from_bytes(&m.data).map_err(|e| format!("{path}: {}: {e}", m.topic))?;
+                cdr::from_bytes(&m.data).map_err(|e| format!("{what}: {}: {e}", m.topic))?;
             match convert::order_reading(&r) {
                 Ok((v, _)) if v.len() == 20 && v.iter().all(|x| x.is_finite()) => {
                     last = Some((m.log_time, readings, v));
@@ -39,9 +59,9 @@ pub fn samples_from_bag(path: &str, max_age_s: f64) -> Result<Vec<Sample>, Strin
             };
             let finger: Finger = finger
                 .parse()
-                .map_err(|e| format!("{path}: {}: {e}", m.topic))?;
+                .map_err(|e| format!("{what}: {}: {e}", m.topic))?;
             let p: PointStamped =
-                cdr::from_bytes(&m.data).map_err(|e| format!("{path}: {}: {e}", m.topic))?;
+                cdr::from_bytes(&m.data).map_err(|e| format!("{what}: {}: {e}", m.topic))?;
             measurements += 1;
             let Some((t, pose, raw)) = &last else {
                 continue;
@@ -60,19 +80,153 @@ pub fn samples_from_bag(path: &str, max_age_s: f64) -> Result<Vec<Sample>, Strin
     }
     if out.is_empty() {
         return Err(format!(
-            "{path}: no fingertip measurement paired with a glove reading ({readings} valid glove readings, {measurements} measurements on */fingertips/<finger>)"
+            "{what}: no fingertip measurement paired with a glove reading ({readings} valid glove readings, {measurements} measurements on */fingertips/<finger>)"
         ));
     }
     Ok(out)
 }
 
-/// Reads samples from a CSV file (`.csv`) or a rosbag2 (anything else).
+/// Reads samples from a CSV file (`.csv`) or a rosbag2 (anything else) named by the person
+/// running the program (no sandbox: see [`load_samples_in`] for names from requests).
 pub fn load_samples(path: &str) -> Result<Vec<Sample>, String> {
     if path.ends_with(".csv") {
         rpq_hand::data::read_csv_file(path).map_err(|e| e.to_string())
     } else {
-        samples_from_bag(path, 0.05)
+        samples_from_bag(path, PAIRING_AGE_S)
     }
+}
+
+/// Replaces every `` `quoted` `` and `"quoted"` part of a reader's error message by `…`: the
+/// readers quote the offending text of the file, and a reply or log line must never carry file
+/// content.
+pub fn redact_quoted(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut open: Option<char> = None;
+    for c in message.chars() {
+        match open {
+            Some(q) if c == q => {
+                out.push('…');
+                out.push(c);
+                open = None;
+            }
+            Some(_) => {}
+            None => {
+                out.push(c);
+                if c == '`' || c == '"' {
+                    open = Some(c);
+                }
+            }
+        }
+    }
+    if open.is_some() {
+        out.push('…');
+    }
+    out
+}
+
+/// Reads the samples a request names inside `area` (at most `limit` bytes of data in all):
+/// `<name>.csv` (see `rpq_hand::data`), `<name>.mcap`, or a rosbag2 directory (its
+/// `metadata.yaml` lists the storage files, else it must hold exactly one `.mcap`). Every file
+/// is read through the area, so names leaving it, symbolic links out of it and special files
+/// are refused; errors name the request's file and never quote its content.
+pub fn load_samples_in(area: &FileArea, name: &str, limit: u64) -> Result<Vec<Sample>, String> {
+    if name.ends_with(".csv") {
+        let bytes = area.read(name, limit).map_err(|e| e.to_string())?;
+        return rpq_hand::data::read_csv(bytes.as_slice())
+            .map_err(|e| format!("{name}: {}", redact_quoted(&e.to_string())));
+    }
+    let dir = area.resolve_existing(name).map_err(|e| e.to_string())?;
+    let messages = if !dir.is_dir() {
+        if !name.ends_with(".mcap") {
+            return Err(format!(
+                "{name:?} refused: name a CSV file (*.csv), an MCAP file (*.mcap) or a rosbag2 directory"
+            ));
+        }
+        let bytes = area.read(name, limit).map_err(|e| e.to_string())?;
+        BagReader::from_mcap_bytes(&bytes)
+            .map_err(|e| {
+                format!(
+                    "{name}: not a readable MCAP file: {}",
+                    redact_quoted(&e.to_string())
+                )
+            })?
+            .into_messages()
+    } else {
+        bag_directory_messages(area, name, &dir, limit)?
+    };
+    samples_from_messages(&messages, name, PAIRING_AGE_S)
+}
+
+/// The messages of the rosbag2 directory `name` (canonical path `dir`) of `area`, merged in
+/// receive-time order.
+fn bag_directory_messages(
+    area: &FileArea,
+    name: &str,
+    dir: &Path,
+    limit: u64,
+) -> Result<Vec<BagMessage>, String> {
+    let name = name.trim_end_matches('/');
+    let meta_name = format!("{name}/{}", rpq_bag::metadata::METADATA_FILE);
+    let files: Vec<String> = if dir.join(rpq_bag::metadata::METADATA_FILE).exists() {
+        let text = area
+            .read_to_string(&meta_name, MAX_METADATA_BYTES)
+            .map_err(|e| e.to_string())?;
+        let meta = BagMetadata::from_yaml_str(&text).map_err(|e| {
+            format!(
+                "{meta_name}: not rosbag2 metadata: {}",
+                redact_quoted(&e.to_string())
+            )
+        })?;
+        meta.relative_file_paths
+            .iter()
+            // Older rosbag2 versions prefixed the directory name: keep the file name.
+            .map(|f| {
+                Path::new(f)
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            })
+            .collect()
+    } else {
+        let entries = std::fs::read_dir(dir).map_err(|e| format!("{name}: {e}"))?;
+        let mcaps: Vec<String> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".mcap"))
+            .collect();
+        if mcaps.len() != 1 {
+            return Err(format!(
+                "{name}: a rosbag2 directory without {} must hold exactly one .mcap file ({} found)",
+                rpq_bag::metadata::METADATA_FILE,
+                mcaps.len()
+            ));
+        }
+        mcaps
+    };
+    if files.is_empty() {
+        return Err(format!("{meta_name}: lists no storage files"));
+    }
+    let mut left = limit;
+    let mut messages = Vec::new();
+    for f in files {
+        let file = format!("{name}/{f}");
+        let bytes = area.read(&file, left).map_err(|e| match e {
+            rpq_base::file::FileError::TooLarge { .. } => format!(
+                "{name}: its storage files are larger than the limit of {limit} bytes together"
+            ),
+            e => e.to_string(),
+        })?;
+        left -= bytes.len() as u64;
+        let bag = BagReader::from_mcap_bytes(&bytes).map_err(|e| {
+            format!(
+                "{file}: not a readable MCAP file: {}",
+                redact_quoted(&e.to_string())
+            )
+        })?;
+        messages.extend(bag.into_messages());
+    }
+    messages.sort_by_key(|m| m.log_time);
+    Ok(messages)
 }
 
 #[cfg(test)]

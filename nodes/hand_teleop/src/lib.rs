@@ -5,6 +5,8 @@
 //! - [`guard`]: validation of raw glove readings (count, NaN, range) and the
 //!   hold-then-stop state machine of `hand_mapping`.
 //! - [`bag_input`]: calibration samples from a rosbag2 (glove readings + fingertip points).
+//! - [`calibration`]: the `~/calibrate` service (request files inside configured directories,
+//!   results checked before they are answered or saved).
 //! - [`contact`]: fingertip contact warnings with the proximity engine.
 //! - [`convert`]: `GloveReading` ↔ raw vectors, `JointState` / `JointTrajectory` builders.
 //! - [`fixture`]: the glove stream of the rosbag replay test (`tests/bags/hand_glove/`) and
@@ -14,6 +16,7 @@
 #![warn(missing_docs)]
 
 pub mod bag_input;
+pub mod calibration;
 pub mod contact;
 pub mod convert;
 pub mod fixture;

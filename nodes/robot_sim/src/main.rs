@@ -81,6 +81,8 @@ struct Sim {
     /// `(rejected_commands, last_error)` as last seen, to log stop events once.
     seen: (u32, String),
     last_status: Option<DriverStatus>,
+    /// Parameter `max_trajectory_points`: longer trajectories are rejected unread.
+    max_trajectory_points: usize,
 }
 
 impl Sim {
@@ -160,7 +162,9 @@ impl Sim {
     fn trajectory(&mut self, topic: &str, msg: &JointTrajectory) {
         let now = self.now();
         let stamp_now = self.clock.now().as_secs_f64();
-        let r = match ros_io::trajectory_from_msg(msg, now, stamp_now) {
+        let r = match ros_io::check_trajectory_size(msg, self.max_trajectory_points)
+            .and_then(|()| ros_io::trajectory_from_msg(msg, now, stamp_now))
+        {
             Ok(t) => self.hw.command_trajectory(&t, now).map_err(NodeError::from),
             Err(e) => {
                 self.hw.reject_input(e.to_string());
@@ -355,6 +359,7 @@ async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
         frame_prefix: settings.frame_prefix.clone(),
         seen: (0, String::new()),
         last_status: None,
+        max_trajectory_points: usize::try_from(settings.max_trajectory_points).unwrap_or(1),
     };
     sim.step();
 

@@ -147,6 +147,22 @@ fn duration_secs(what: impl FnOnce() -> String, d: &Duration) -> Result<f64, Nod
     Ok(d.as_secs_f64())
 }
 
+/// Refuses a trajectory with more than `max_points` points (parameter
+/// `max_trajectory_points`) before anything else looks at it: converting and checking a
+/// 100k-point message stalled the simulation loop for most of a second.
+pub fn check_trajectory_size(msg: &JointTrajectory, max_points: usize) -> Result<(), NodeError> {
+    if msg.points.len() > max_points {
+        return Err(NodeError::bad(
+            "trajectory points",
+            format!(
+                "{} points, more than max_trajectory_points ({max_points})",
+                msg.points.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Converts a `trajectory_msgs/JointTrajectory` for the core, whose clock reads `now_mono`
 /// (seconds) while the wall clock reads `now_wall` (seconds since the epoch).
 ///

@@ -151,6 +151,48 @@ mod tests {
         }
     }
 
+    /// Issue 12 item 9: `velocity_command_timeout:=1e308` was accepted and one command moved
+    /// the robot forever; every timeout, tolerance and limit now has a finite range.
+    #[test]
+    fn timeouts_and_limits_that_switch_a_check_off_are_refused() {
+        let cases = [
+            (
+                "    velocity_command_timeout: 1.0e308\n",
+                "velocity_command_timeout",
+            ),
+            (
+                "    velocity_command_timeout: 11.0\n",
+                "velocity_command_timeout",
+            ),
+            (
+                "    velocity_command_timeout: .nan\n",
+                "velocity_command_timeout",
+            ),
+            (
+                "    trajectory_start_tolerance: 1.0e308\n",
+                "trajectory_start_tolerance",
+            ),
+            (
+                "    max_accelerations: [1.0, 1.0e308]\n",
+                "max_accelerations",
+            ),
+            ("    max_trajectory_points: 0\n", "max_trajectory_points"),
+            (
+                "    base:\n      pose: [0.0, 0.0, .nan, 0.0, 0.0, 0.0]\n",
+                "base.pose",
+            ),
+        ];
+        for (extra, name) in cases {
+            let err = resolve(&with(extra)).unwrap_err();
+            assert!(err.to_string().contains(name), "{extra}: {err}");
+        }
+        let s = resolve(&with("    velocity_command_timeout: 10.0\n")).unwrap();
+        assert_eq!(
+            (s.velocity_command_timeout, s.max_trajectory_points),
+            (10.0, 10000)
+        );
+    }
+
     #[test]
     fn joint_state_rate_follows_a_lowered_update_rate_unless_set() {
         // Only update_rate given (below the 100 Hz default): no error, same rate.

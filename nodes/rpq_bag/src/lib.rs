@@ -7,15 +7,20 @@
 //!
 //! * [`BagWriter`] writes `<dir>/<dir-name>_0.mcap` (profile `ros2`, one schema per type,
 //!   `cdr` channels carrying `offered_qos_profiles`) and `<dir>/metadata.yaml` (version 9),
-//!   as `ros2 bag record -s mcap` on Jazzy does.
+//!   as `ros2 bag record -s mcap` on Jazzy does. It writes each chunk to disk once it holds
+//!   768 KiB or is 1 s old ([`WriterOptions::chunk_size`], [`WriterOptions::chunk_interval`]),
+//!   so memory stays bounded and a crash loses only the open chunk.
 //! * [`BagReader`] opens a bag directory or a bare `.mcap` file and yields its topics and its
 //!   messages in log-time order; damaged or foreign files give a [`BagError`].
+//! * [`reindex`] recovers a bag cut short (a recorder killed outright): it keeps every whole
+//!   chunk and rewrites the summary, footer and `metadata.yaml`.
 //! * [`replay`] turns messages into a timed publishing plan and plays it through any
 //!   [`replay::Publisher`].
 //! * [`live`] is the harness on DDS (through `rpq_ros`): [`live::replay`] plays a bag into
 //!   running nodes with its recorded timing while recording their outputs to a new bag,
 //!   [`live::record`] records; [`types`] maps bag type names to the typed publishers and
-//!   subscriptions of `rpq_ros`. The `rpq_bag` binary (`info`, `replay`, `record`) wraps them.
+//!   subscriptions of `rpq_ros`. The `rpq_bag` binary (`info`, `replay`, `record`,
+//!   `reindex`) wraps them.
 //!
 //! ```
 //! use rpq_bag::{BagReader, BagWriter};
@@ -42,6 +47,7 @@ pub mod live;
 pub mod metadata;
 pub mod qos;
 pub mod reader;
+pub mod reindex;
 pub mod replay;
 pub mod types;
 pub mod writer;
@@ -51,6 +57,7 @@ use std::path::PathBuf;
 pub use metadata::BagMetadata;
 pub use qos::QosProfile;
 pub use reader::{BagMessage, BagReader, TopicInfo};
+pub use reindex::{reindex, ReindexReport};
 pub use writer::{BagWriter, Compression, TopicSpec, WriterOptions};
 
 /// Everything that can go wrong reading, writing or replaying a bag.
@@ -273,6 +280,14 @@ pub enum BagError {
         /// Seconds waited.
         waited_s: f64,
         /// What was missing.
+        detail: String,
+    },
+    /// A storage file to recover holds nothing recoverable (not MCAP, no header record).
+    #[error("{}: cannot recover: {detail}", path.display())]
+    Unrecoverable {
+        /// The storage file.
+        path: PathBuf,
+        /// What is wrong.
         detail: String,
     },
     /// A subscription failed while recording.

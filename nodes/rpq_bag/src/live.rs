@@ -31,6 +31,15 @@
 //!
 //! SIGINT/SIGTERM (a [`Shutdown`]) stops early; what was recorded so far is still written.
 //!
+//! Recorded messages go to the output bag as they arrive (log time = receive time, in arrival
+//! order), through a [`BagWriter`] that writes a chunk to disk every
+//! [`WriterOptions::chunk_size`] bytes or [`WriterOptions::chunk_interval`] (768 KiB, 1 s by
+//! default), also when no message comes: memory stays bounded however long the recording, and
+//! a recorder killed outright leaves every chunk completed before the kill on disk, to be
+//! recovered with [`crate::reindex`] (`rpq_bag reindex`). The output directory is created
+//! once the recorded topics are discovered; a run that fails before its peers matched removes
+//! it again (no bag), one that fails later finishes it with what was recorded.
+//!
 //! ```no_run
 //! use std::time::Duration;
 //! use rpq_bag::live::{replay, ReplayOptions};
@@ -491,6 +500,8 @@ struct Run<'a> {
     settle: Option<Duration>,
     wait_timeout: Duration,
     clock: Option<BagClock>,
+    /// The output bag, written as messages arrive.
+    writer: &'a mut BagWriter,
 }
 
 /// Publishes the bag's time on `/clock` during a replay.
@@ -521,8 +532,10 @@ impl BagClock {
     }
 }
 
+#[derive(Default)]
 struct RunResult {
-    received: Vec<(usize, Received)>,
+    /// Whether every peer matched (the run got past the matching phase).
+    matched: bool,
     dropped: usize,
     sent: usize,
     max_lateness: Duration,
@@ -531,6 +544,26 @@ struct RunResult {
 }
 
 impl Run<'_> {
+    /// Writes a received message to the bag; a payload the bag refuses is dropped (logged).
+    fn record(&mut self, i: usize, m: &Received, out: &mut RunResult) -> Result<()> {
+        let topic = &self.recorders[i].topic;
+        let written = self.writer.write_to_topic(
+            topic,
+            m.receive_time,
+            m.source_time.unwrap_or(m.receive_time),
+            &m.data,
+        );
+        match written {
+            Ok(()) => Ok(()),
+            Err(BagError::BadPayload { reason, .. }) => {
+                out.dropped += 1;
+                ros_warn!(self.node.logger(), "dropped a message on {topic}: {reason}");
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     fn unmatched(&self) -> Vec<String> {
         let mut missing = Vec::new();
         for p in self.players.values() {
@@ -549,7 +582,8 @@ impl Run<'_> {
         missing
     }
 
-    async fn go(self, shutdown: &Shutdown) -> Result<RunResult> {
+    /// Runs until done, interrupted or failed; `out` tells how far it got either way.
+    async fn go(mut self, shutdown: &Shutdown, out: &mut RunResult) -> Result<()> {
         let mut merged = stream::select_all(
             self.recorders
                 .iter()
@@ -557,14 +591,6 @@ impl Run<'_> {
                 .map(|(i, r)| r.subscription.stream().map(move |m| (i, m))),
         );
         let mut streams_open = !self.recorders.is_empty();
-        let mut out = RunResult {
-            received: Vec::new(),
-            dropped: 0,
-            sent: 0,
-            max_lateness: Duration::ZERO,
-            start_time_ns: 0,
-            interrupted: false,
-        };
         let steps = self.plan.steps();
         let mut phase = Phase::Matching {
             since: Instant::now(),
@@ -573,6 +599,8 @@ impl Run<'_> {
         let mut play_start: Option<Instant> = None;
         let mut next_clock = Instant::now();
         loop {
+            // The chunk open longest goes to disk on time even when no message comes.
+            self.writer.flush_if_due()?;
             let now = Instant::now();
             // Advance the phase as far as time allows; compute the next wake-up.
             let mut wake = loop {
@@ -581,6 +609,7 @@ impl Run<'_> {
                         let missing = self.unmatched();
                         if missing.is_empty() {
                             ros_info!(self.node.logger(), "all peers matched");
+                            out.matched = true;
                             phase = Phase::Delay {
                                 until: now + self.start_delay,
                             };
@@ -639,7 +668,7 @@ impl Run<'_> {
                         };
                     }
                     Phase::Settling { until: Some(until) } if until <= now => {
-                        return Ok(out);
+                        return Ok(());
                     }
                     Phase::Settling { until } => {
                         break until.unwrap_or(now + Duration::from_secs(3600));
@@ -655,14 +684,17 @@ impl Run<'_> {
                 }
                 wake = wake.min(next_clock);
             }
+            if let Some(due) = self.writer.flush_due() {
+                wake = wake.min(Instant::from_std(due));
+            }
             tokio::select! {
                 biased;
                 _ = shutdown.wait() => {
                     out.interrupted = true;
-                    return Ok(out);
+                    return Ok(());
                 }
                 item = merged.next(), if streams_open => match item {
-                    Some((i, Ok(m))) => out.received.push((i, m)),
+                    Some((i, Ok(m))) => self.record(i, &m, out)?,
                     Some((i, Err(reason))) => {
                         // One bad sample (a peer's malformed message) does not end the run.
                         out.dropped += 1;
@@ -680,36 +712,33 @@ impl Run<'_> {
     }
 }
 
-/// Writes the recorded messages (sorted by receive time) to a new bag.
-fn write_bag(
-    output: &Path,
-    recorders: &[Recorded],
-    mut received: Vec<(usize, Received)>,
-    custom_data: BTreeMap<String, String>,
-) -> Result<BagMetadata> {
-    let mut writer = BagWriter::create_with_options(
-        output,
-        WriterOptions {
-            custom_data,
-            ..WriterOptions::default()
-        },
-    )?;
-    for r in recorders {
+/// Creates the output bag with a topic per recorder and puts their definitions on disk.
+fn open_bag(output: &Path, recorders: &[Recorded]) -> Result<BagWriter> {
+    let mut writer = BagWriter::create_with_options(output, WriterOptions::default())?;
+    let added = recorders.iter().try_for_each(|r| {
         writer.add_topic(
             TopicSpec::new(&r.topic, r.ty.type_name(), &r.ty.definition())
                 .with_qos(vec![r.offered.clone()]),
-        )?;
+        )
+    });
+    if let Err(e) = added.and_then(|()| writer.flush()) {
+        drop(writer);
+        let _ = std::fs::remove_dir_all(output);
+        return Err(e);
     }
-    received.sort_by_key(|(_, m)| m.receive_time);
-    for (i, m) in &received {
-        writer.write_to_topic(
-            &recorders[*i].topic,
-            m.receive_time,
-            m.source_time.unwrap_or(m.receive_time),
-            &m.data,
-        )?;
+    Ok(writer)
+}
+
+/// Ends a run that failed: before its peers matched, the bag is removed (a failed run
+/// leaves none); later, it is finished with what was recorded. Returns the run's error.
+fn abandon(writer: BagWriter, output: &Path, result: &RunResult, err: BagError) -> BagError {
+    if result.matched {
+        let _ = writer.finish();
+    } else {
+        drop(writer);
+        let _ = std::fs::remove_dir_all(output);
     }
-    writer.finish()
+    err
 }
 
 /// Checks, without opening sockets, what [`replay`] checks first: the output does not exist,
@@ -773,6 +802,7 @@ pub async fn replay(
         None => None,
     };
     let recorders = create_recorders(node, &recorded, options.wait_timeout, shutdown).await?;
+    let mut writer = open_bag(&options.output, &recorders)?;
     let run = Run {
         node,
         players: &players,
@@ -782,8 +812,12 @@ pub async fn replay(
         settle: Some(options.settle),
         wait_timeout: options.wait_timeout,
         clock,
+        writer: &mut writer,
     };
-    let result = run.go(shutdown).await?;
+    let mut result = RunResult::default();
+    if let Err(e) = run.go(shutdown, &mut result).await {
+        return Err(abandon(writer, &options.output, &result, e));
+    }
     if result.interrupted {
         ros_warn!(
             node.logger(),
@@ -805,7 +839,8 @@ pub async fn replay(
         KEY_MAX_LATENESS.into(),
         result.max_lateness.as_nanos().to_string(),
     );
-    let metadata = write_bag(&options.output, &recorders, result.received, custom)?;
+    writer.custom_data_mut().extend(custom);
+    let metadata = writer.finish()?;
     ros_info!(
         node.logger(),
         "sent {} messages (at most {:.1} ms late), recorded {} into {}",
@@ -838,6 +873,7 @@ pub async fn record(
     }
     let recorded = resolve_recorded(node, &options.topics)?;
     let recorders = create_recorders(node, &recorded, options.wait_timeout, shutdown).await?;
+    let mut writer = open_bag(&options.output, &recorders)?;
     let players = BTreeMap::new();
     let plan = Plan::default();
     let run = Run {
@@ -849,11 +885,16 @@ pub async fn record(
         settle: options.duration,
         wait_timeout: options.wait_timeout,
         clock: None,
+        writer: &mut writer,
     };
-    let result = run.go(shutdown).await?;
-    let mut custom = BTreeMap::new();
-    custom.insert(KEY_RECORD_START.into(), result.start_time_ns.to_string());
-    let metadata = write_bag(&options.output, &recorders, result.received, custom)?;
+    let mut result = RunResult::default();
+    if let Err(e) = run.go(shutdown, &mut result).await {
+        return Err(abandon(writer, &options.output, &result, e));
+    }
+    writer
+        .custom_data_mut()
+        .insert(KEY_RECORD_START.into(), result.start_time_ns.to_string());
+    let metadata = writer.finish()?;
     ros_info!(
         node.logger(),
         "recorded {} messages into {}",

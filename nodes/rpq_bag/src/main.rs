@@ -7,6 +7,7 @@
 //!                [--start-delay S] [--settle S] [--remap FROM:=TO]... [--wait-timeout S]
 //!                [--clock [HZ]] [--ros-args ...]
 //! rpq_bag record --output DIR TOPIC... [--duration S] [--wait-timeout S] [--ros-args ...]
+//! rpq_bag reindex BAG
 //! ```
 //! Exit status: 0 done (also after SIGINT/SIGTERM, with what was recorded written), 1 error,
 //! 2 bad usage.
@@ -77,6 +78,13 @@ enum Command {
         /// (like `ros2 bag play --clock`).
         #[arg(long, value_name = "HZ", num_args = 0..=1, default_missing_value = "40")]
         clock: Option<f64>,
+    },
+    /// Recover a bag cut short (recorder killed, disk full): keep every intact chunk, rewrite
+    /// the MCAP summary and footer (original kept as <file>.damaged) and metadata.yaml; for a
+    /// complete bag only metadata.yaml is (re)written.
+    Reindex {
+        /// Bag directory (or its .mcap file).
+        bag: PathBuf,
     },
     /// Record topics into a new bag until the duration passes or SIGINT/SIGTERM.
     Record {
@@ -168,6 +176,30 @@ fn info(bag: &Path) -> Result<(), rpq_bag::BagError> {
     Ok(())
 }
 
+fn print_reindex(report: &rpq_bag::ReindexReport) {
+    let file = report.storage_file.display();
+    if report.intact {
+        println!("{file}: complete; metadata.yaml written");
+    } else {
+        println!(
+            "{file}: recovered {} messages in {} chunks; dropped the last {} of {} bytes",
+            report.messages, report.chunks, report.dropped_bytes, report.file_size
+        );
+        if let Some(reason) = &report.stop_reason {
+            println!("  stopped because {reason}");
+        }
+        if let Some(kept) = &report.original_kept_as {
+            println!("  original kept as {}", kept.display());
+        }
+    }
+    for t in &report.metadata.topics_with_message_count {
+        println!(
+            "  {}  {}  {} msgs",
+            t.topic_metadata.name, t.topic_metadata.type_name, t.message_count
+        );
+    }
+}
+
 type BoxError = Box<dyn std::error::Error>;
 
 enum Live {
@@ -206,6 +238,18 @@ fn main() -> ExitCode {
         Command::Info { bag } => {
             return match info(&bag) {
                 Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("rpq_bag: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Command::Reindex { bag } => {
+            return match rpq_bag::reindex(&bag) {
+                Ok(report) => {
+                    print_reindex(&report);
+                    ExitCode::SUCCESS
+                }
                 Err(e) => {
                     eprintln!("rpq_bag: {e}");
                     ExitCode::FAILURE

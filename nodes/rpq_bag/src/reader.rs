@@ -297,7 +297,7 @@ fn check_supported(path: &Path, meta: &BagMetadata) -> Result<()> {
     Ok(())
 }
 
-fn single_mcap_in(dir: &Path) -> Result<PathBuf> {
+pub(crate) fn single_mcap_in(dir: &Path) -> Result<PathBuf> {
     let entries = fs::read_dir(dir).map_err(|source| BagError::Io {
         path: dir.to_path_buf(),
         source,
@@ -419,27 +419,51 @@ fn scan_mcap<R: Read>(mut input: R, source: &str, size: Option<u64>) -> Result<M
             if opcode != op::CHUNK {
                 return out.take(opcode, body, source);
             }
-            check_chunk(body).map_err(mcap_err)?;
-            let mut framed = Vec::with_capacity(body.len() + 9);
-            framed.push(op::CHUNK);
-            framed.extend_from_slice(&(body.len() as u64).to_le_bytes());
-            framed.extend_from_slice(body);
-            let mut chunk_reader = LinearReader::new_with_options(
-                LinearReaderOptions::default()
-                    .with_skip_start_magic(true)
-                    .with_skip_end_magic(true)
-                    .with_validate_chunk_crcs(true)
-                    .with_record_length_limit(limit),
-            );
-            drive(
-                &mut chunk_reader,
-                &mut framed.as_slice(),
-                |inner_op, inner_body| out.take(inner_op, inner_body, source),
-                &mcap_err,
-            )
+            for (inner_op, inner_body) in chunk_records(body, limit).map_err(mcap_err)? {
+                out.take(inner_op, &inner_body, source)?;
+            }
+            Ok(())
         },
         &mcap_err,
     )?;
+    Ok(out)
+}
+
+/// The records (opcode, body) of one chunk record's body, decompressed, CRC checked, framing
+/// checked as in [`scan_mcap`]; `limit` bounds a record's (and the chunk's) length.
+pub(crate) fn chunk_records(
+    body: &[u8],
+    limit: usize,
+) -> std::result::Result<Vec<(u8, Vec<u8>)>, mcap::McapError> {
+    check_chunk(body)?;
+    let mut framed = Vec::with_capacity(body.len() + 9);
+    framed.push(op::CHUNK);
+    framed.extend_from_slice(&(body.len() as u64).to_le_bytes());
+    framed.extend_from_slice(body);
+    let mut chunk_reader = LinearReader::new_with_options(
+        LinearReaderOptions::default()
+            .with_skip_start_magic(true)
+            .with_skip_end_magic(true)
+            .with_validate_chunk_crcs(true)
+            .with_record_length_limit(limit),
+    );
+    let mut out = Vec::new();
+    drive(
+        &mut chunk_reader,
+        &mut framed.as_slice(),
+        |opcode, inner| {
+            out.push((opcode, inner.to_vec()));
+            Ok(())
+        },
+        &|e| BagError::Mcap {
+            source_name: String::new(),
+            source: e,
+        },
+    )
+    .map_err(|e| match e {
+        BagError::Mcap { source, .. } => source,
+        other => mcap::McapError::Io(std::io::Error::other(other.to_string())),
+    })?;
     Ok(out)
 }
 

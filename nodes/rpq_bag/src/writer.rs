@@ -6,11 +6,26 @@
 //!   `cdr`, metadata `offered_qos_profiles` and `topic_type_hash`); chunked, uncompressed by
 //!   default; a metadata record `rosbag2` whose `serialized_metadata` is the bag metadata.
 //! * `<dir>/metadata.yaml`: version 9, see [`crate::metadata`].
+//!
+//! # Crash safety and memory
+//!
+//! Records go into the open chunk, held in memory, and the chunk is written to the file and
+//! handed to the operating system (flushed, not fsynced) as soon as it holds
+//! [`WriterOptions::chunk_size`] bytes (uncompressed records: schemas, channels, messages) or
+//! has been open for [`WriterOptions::chunk_interval`] — whichever comes first — and on
+//! [`BagWriter::flush`]. So the writer holds at most one chunk (`chunk_size` plus one message)
+//! in memory however long it records, and a process killed outright (`kill -9`) leaves a file
+//! whose every chunk completed before the kill is on disk, whole: only the summary, the
+//! footer and `metadata.yaml` are missing, which [`crate::reindex`] rebuilds. The time bound
+//! is checked on every write and by [`BagWriter::flush_if_due`], which a recorder calls when
+//! no message comes ([`BagWriter::flush_due`] says when). [`BagWriter::finish`] writes the
+//! last chunk, the summary and footer, fsyncs, then writes `metadata.yaml`.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use crate::metadata::{
     BagMetadata, EpochNanoseconds, FileInformation, Nanoseconds, TopicMetadata, TopicWithCount,
@@ -45,7 +60,19 @@ pub struct WriterOptions {
     pub ros_distro: String,
     /// `custom_data` written to the metadata (omitted, as `~`, when empty).
     pub custom_data: BTreeMap<String, String>,
+    /// Chunk size bound in bytes of uncompressed records: a chunk is written to the file once
+    /// it holds this much (default [`DEFAULT_CHUNK_SIZE`], rosbag2's 768 KiB).
+    pub chunk_size: u64,
+    /// Longest time a chunk stays open (in memory) once it holds a record; `None`: only the
+    /// size bound applies. Default 1 s: a crash loses at most about the last second.
+    pub chunk_interval: Option<Duration>,
 }
+
+/// Default [`WriterOptions::chunk_size`]: 768 KiB, the chunk size of rosbag2's MCAP storage.
+pub const DEFAULT_CHUNK_SIZE: u64 = 768 * 1024;
+
+/// Default [`WriterOptions::chunk_interval`]: 1 s.
+pub const DEFAULT_CHUNK_INTERVAL: Duration = Duration::from_secs(1);
 
 impl Default for WriterOptions {
     fn default() -> Self {
@@ -53,6 +80,8 @@ impl Default for WriterOptions {
             compression: Compression::None,
             ros_distro: "jazzy".into(),
             custom_data: BTreeMap::new(),
+            chunk_size: DEFAULT_CHUNK_SIZE,
+            chunk_interval: Some(DEFAULT_CHUNK_INTERVAL),
         }
     }
 }
@@ -117,10 +146,12 @@ struct TopicState {
 /// Writes one bag directory; call [`BagWriter::finish`] to complete it.
 ///
 /// Dropping the writer without `finish` still closes the MCAP file, but leaves no
-/// `metadata.yaml`.
+/// `metadata.yaml`. See the [module docs](self) for what reaches the disk when.
 pub struct BagWriter {
     dir: PathBuf,
+    /// Name of the storage file in the bag (what `metadata.yaml` lists).
     file_name: String,
+    /// The file written (`dir/file_name`, or a temporary file when reindexing).
     mcap_path: PathBuf,
     mcap: mcap::Writer<BufWriter<File>>,
     options: WriterOptions,
@@ -130,6 +161,12 @@ pub struct BagWriter {
     first_time: Option<u64>,
     last_time: u64,
     count: u64,
+    /// Uncompressed bytes of the records in the open chunk (not yet in the file).
+    chunk_bytes: u64,
+    /// When the open chunk got its first record; `None`: no chunk open.
+    chunk_opened: Option<Instant>,
+    /// Chunks written to the file so far.
+    chunks_written: u64,
 }
 
 impl std::fmt::Debug for BagWriter {
@@ -184,13 +221,27 @@ impl BagWriter {
         }
         let file_name = format!("{name}_0.mcap");
         let mcap_path = dir.join(&file_name);
+        Self::create_file(dir, file_name, mcap_path, options)
+    }
+
+    /// Writes the storage file of bag `dir` to `mcap_path` (a new file), naming it
+    /// `file_name` in the metadata; `dir` must exist.
+    pub(crate) fn create_file(
+        dir: PathBuf,
+        file_name: String,
+        mcap_path: PathBuf,
+        options: WriterOptions,
+    ) -> Result<Self> {
         let file = File::create_new(&mcap_path).map_err(io_err(&mcap_path))?;
         let compression = match options.compression {
             Compression::None => None,
             Compression::Zstd => Some(mcap::Compression::Zstd),
             Compression::Lz4 => Some(mcap::Compression::Lz4),
         };
-        let mcap = mcap::WriteOptions::new()
+        // Chunks are assembled in memory and written whole (no seeking back to patch a chunk
+        // header), so the file never holds a half-written chunk with a placeholder length;
+        // this writer closes chunks itself (`chunk_size` None), to flush each one at once.
+        let mut mcap = mcap::WriteOptions::new()
             .profile("ros2")
             .library(format!(
                 "rpq_bag-{}; {}",
@@ -198,8 +249,13 @@ impl BagWriter {
                 mcap::LIBRARY_IDENTIFIER
             ))
             .compression(compression)
+            .disable_seeking(true)
+            .chunk_size(None)
             .create(BufWriter::new(file))
             .map_err(mcap_err(&mcap_path))?;
+        // The header on disk at once: even a recording killed before its first chunk leaves
+        // a file that names itself as a ros2 MCAP.
+        mcap.flush().map_err(mcap_err(&mcap_path))?;
         Ok(Self {
             dir,
             file_name,
@@ -212,6 +268,9 @@ impl BagWriter {
             first_time: None,
             last_time: 0,
             count: 0,
+            chunk_bytes: 0,
+            chunk_opened: None,
+            chunks_written: 0,
         })
     }
 
@@ -229,44 +288,11 @@ impl BagWriter {
     /// again is a no-op; a different type or settings for a known topic, or a different
     /// definition for a known type, is an error.
     pub fn add_topic(&mut self, spec: TopicSpec) -> Result<()> {
-        validate_topic_name(&spec.name)?;
-        validate_type_name(&spec.type_name)?;
-        if !matches!(
-            spec.definition_encoding.as_str(),
-            SCHEMA_ROS2MSG | SCHEMA_ROS2IDL
-        ) {
-            return Err(BagError::UnsupportedSchemaEncoding {
-                name: spec.type_name,
-                encoding: spec.definition_encoding,
-            });
-        }
-        if let Some(&i) = self.topic_index.get(&spec.name) {
-            let existing = &self.topics[i].spec;
-            if existing.type_name != spec.type_name {
-                return Err(BagError::TopicTypeConflict {
-                    topic: spec.name,
-                    existing: existing.type_name.clone(),
-                    requested: spec.type_name,
-                });
-            }
-            if existing == &spec {
-                return Ok(());
-            }
-            return Err(BagError::DefinitionConflict {
-                name: spec.name,
-                what: "definition, QoS or type hash",
-            });
+        if self.check_topic(&spec)? {
+            return Ok(());
         }
         let schema_id = match self.schemas.get(&spec.type_name) {
-            Some((id, definition, encoding)) => {
-                if definition != &spec.definition || encoding != &spec.definition_encoding {
-                    return Err(BagError::DefinitionConflict {
-                        name: spec.type_name,
-                        what: "message definition",
-                    });
-                }
-                *id
-            }
+            Some((id, _, _)) => *id,
             None => {
                 let id = self
                     .mcap
@@ -276,6 +302,14 @@ impl BagWriter {
                         spec.definition.as_bytes(),
                     )
                     .map_err(mcap_err(&self.mcap_path))?;
+                // opcode, length, id, then name, encoding and data with their lengths
+                self.added_to_chunk(
+                    9 + 2
+                        + 12
+                        + (spec.type_name.len()
+                            + spec.definition_encoding.len()
+                            + spec.definition.len()) as u64,
+                );
                 self.schemas.insert(
                     spec.type_name.clone(),
                     (
@@ -297,6 +331,15 @@ impl BagWriter {
             .mcap
             .add_channel(schema_id, &spec.name, SERIALIZATION_CDR, &channel_metadata)
             .map_err(mcap_err(&self.mcap_path))?;
+        self.added_to_chunk(
+            9 + 4
+                + 12
+                + (spec.name.len() + SERIALIZATION_CDR.len()) as u64
+                + channel_metadata
+                    .iter()
+                    .map(|(k, v)| 8 + (k.len() + v.len()) as u64)
+                    .sum::<u64>(),
+        );
         self.topic_index
             .insert(spec.name.clone(), self.topics.len());
         self.topics.push(TopicState {
@@ -306,6 +349,53 @@ impl BagWriter {
             sequence: 0,
         });
         Ok(())
+    }
+
+    /// Checks that `spec` can be added: valid names and encoding, and no conflict with a
+    /// topic or type already in the bag. `Ok(true)`: the bag has this very topic already.
+    pub(crate) fn check_topic(&self, spec: &TopicSpec) -> Result<bool> {
+        validate_topic_name(&spec.name)?;
+        validate_type_name(&spec.type_name)?;
+        if !matches!(
+            spec.definition_encoding.as_str(),
+            SCHEMA_ROS2MSG | SCHEMA_ROS2IDL
+        ) {
+            return Err(BagError::UnsupportedSchemaEncoding {
+                name: spec.type_name.clone(),
+                encoding: spec.definition_encoding.clone(),
+            });
+        }
+        if let Some(&i) = self.topic_index.get(&spec.name) {
+            let existing = &self.topics[i].spec;
+            if existing.type_name != spec.type_name {
+                return Err(BagError::TopicTypeConflict {
+                    topic: spec.name.clone(),
+                    existing: existing.type_name.clone(),
+                    requested: spec.type_name.clone(),
+                });
+            }
+            if existing == spec {
+                return Ok(true);
+            }
+            return Err(BagError::DefinitionConflict {
+                name: spec.name.clone(),
+                what: "definition, QoS or type hash",
+            });
+        }
+        if let Some((_, definition, encoding)) = self.schemas.get(&spec.type_name) {
+            if definition != &spec.definition || encoding != &spec.definition_encoding {
+                return Err(BagError::DefinitionConflict {
+                    name: spec.type_name.clone(),
+                    what: "message definition",
+                });
+            }
+        }
+        Ok(false)
+    }
+
+    /// Index of topic `name` among the bag's topics.
+    pub(crate) fn topic_number(&self, name: &str) -> Option<usize> {
+        self.topic_index.get(name).copied()
     }
 
     /// Writes one message, adding its topic first (rclcpp default QoS, no type hash) if the
@@ -360,8 +450,21 @@ impl BagWriter {
             log_time: log_time_ns,
             reason,
         })?;
+        let sequence = self.topics[i].sequence.wrapping_add(1);
+        self.write_message(i, sequence, log_time_ns, publish_time_ns, cdr)
+    }
+
+    /// Writes a message (payload already checked) to topic number `i` with its MCAP
+    /// sequence number, then closes the chunk if it is full or old enough.
+    pub(crate) fn write_message(
+        &mut self,
+        i: usize,
+        sequence: u32,
+        log_time_ns: u64,
+        publish_time_ns: u64,
+        cdr: &[u8],
+    ) -> Result<()> {
         let state = &mut self.topics[i];
-        let sequence = state.sequence.wrapping_add(1);
         self.mcap
             .write_to_known_channel(
                 &mcap::records::MessageHeader {
@@ -378,7 +481,68 @@ impl BagWriter {
         self.count += 1;
         self.first_time = Some(self.first_time.map_or(log_time_ns, |t| t.min(log_time_ns)));
         self.last_time = self.last_time.max(log_time_ns);
+        // opcode, length, channel id, sequence, two times, payload
+        self.added_to_chunk(9 + 22 + cdr.len() as u64);
+        self.flush_if_due()
+    }
+
+    /// Counts `bytes` of records just put into the open chunk.
+    fn added_to_chunk(&mut self, bytes: u64) {
+        self.chunk_bytes += bytes;
+        if self.chunk_opened.is_none() {
+            self.chunk_opened = Some(Instant::now());
+        }
+    }
+
+    /// Bytes of records held in memory in the open chunk, not yet in the file: at most
+    /// [`WriterOptions::chunk_size`] plus one message.
+    pub fn buffered_bytes(&self) -> u64 {
+        self.chunk_bytes
+    }
+
+    /// Chunks written to the file so far.
+    pub fn chunks_written(&self) -> u64 {
+        self.chunks_written
+    }
+
+    /// When the open chunk must be written by the time bound
+    /// ([`WriterOptions::chunk_interval`]); `None` when no chunk is open or there is no time
+    /// bound.
+    pub fn flush_due(&self) -> Option<Instant> {
+        let opened = self.chunk_opened?;
+        Some(opened + self.options.chunk_interval?)
+    }
+
+    /// Writes the open chunk if it has reached the size bound or the time bound.
+    pub fn flush_if_due(&mut self) -> Result<()> {
+        let full = self.chunk_bytes >= self.options.chunk_size;
+        if full || self.flush_due().is_some_and(|due| due <= Instant::now()) {
+            self.flush()?;
+        }
         Ok(())
+    }
+
+    /// Writes the open chunk (if any) to the file and hands the file's buffered bytes to
+    /// the operating system, so that they survive the process (not a power loss: only
+    /// [`BagWriter::finish`] fsyncs).
+    pub fn flush(&mut self) -> Result<()> {
+        self.mcap.flush().map_err(mcap_err(&self.mcap_path))?;
+        if self.chunk_opened.take().is_some() {
+            self.chunks_written += 1;
+        }
+        self.chunk_bytes = 0;
+        Ok(())
+    }
+
+    /// The `custom_data` the metadata will carry (set at creation by
+    /// [`WriterOptions::custom_data`]); what it holds at [`BagWriter::finish`] is written.
+    pub fn custom_data_mut(&mut self) -> &mut BTreeMap<String, String> {
+        &mut self.options.custom_data
+    }
+
+    /// Sets the `ros_distro` the metadata will carry.
+    pub(crate) fn set_ros_distro(&mut self, distro: String) {
+        self.options.ros_distro = distro;
     }
 
     /// The metadata the bag would have if finished now.
@@ -431,10 +595,18 @@ impl BagWriter {
     /// Completes the MCAP file (metadata record `rosbag2`, summary, footer) and writes
     /// `metadata.yaml`; returns the metadata written.
     pub fn finish(self) -> Result<BagMetadata> {
+        let dir = self.dir.clone();
+        let meta = self.finish_file()?;
+        write_metadata_file(&dir, &meta)?;
+        Ok(meta)
+    }
+
+    /// Completes and fsyncs the MCAP file (as [`BagWriter::finish`]) without writing
+    /// `metadata.yaml`; returns the metadata to write.
+    pub(crate) fn finish_file(self) -> Result<BagMetadata> {
         let meta = self.metadata();
         let Self {
             mut mcap,
-            dir,
             mcap_path,
             ..
         } = self;
@@ -454,14 +626,19 @@ impl BagWriter {
             .into_inner()
             .map_err(|e| io_err(&mcap_path)(e.into_error()))?;
         file.sync_all().map_err(io_err(&mcap_path))?;
-        let text = meta.to_yaml_string()?;
-        let final_path = dir.join(METADATA_FILE);
-        let tmp_path = dir.join(format!("{METADATA_FILE}.tmp"));
-        let mut tmp = File::create(&tmp_path).map_err(io_err(&tmp_path))?;
-        tmp.write_all(text.as_bytes())
-            .and_then(|()| tmp.sync_all())
-            .map_err(io_err(&tmp_path))?;
-        fs::rename(&tmp_path, &final_path).map_err(io_err(&final_path))?;
         Ok(meta)
     }
+}
+
+/// Writes `dir/metadata.yaml` atomically (a synced temporary file renamed over it).
+pub(crate) fn write_metadata_file(dir: &Path, meta: &BagMetadata) -> Result<()> {
+    let text = meta.to_yaml_string()?;
+    let final_path = dir.join(METADATA_FILE);
+    let tmp_path = dir.join(format!("{METADATA_FILE}.tmp"));
+    let mut tmp = File::create(&tmp_path).map_err(io_err(&tmp_path))?;
+    tmp.write_all(text.as_bytes())
+        .and_then(|()| tmp.sync_all())
+        .map_err(io_err(&tmp_path))?;
+    fs::rename(&tmp_path, &final_path).map_err(io_err(&final_path))?;
+    Ok(())
 }

@@ -8,8 +8,6 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use common::*;
 use rpq_bag::{BagReader, BagWriter, QosProfile, TopicSpec};
@@ -17,43 +15,6 @@ use rpq_bag::{BagReader, BagWriter, QosProfile, TopicSpec};
 const T0: u64 = 1_700_000_000_000_000_000;
 /// RIHS01 of std_msgs/msg/String on Jazzy.
 const STRING_HASH: &str = "RIHS01_df668c740482bbd48fb39d76a70dfd4bd59db1288021743503259e948f6b1a18";
-
-fn python() -> PathBuf {
-    let Some(env) = std::env::var_os("RPQ_PYENV") else {
-        panic!(
-            "RPQ_PYENV is not set: these tests check bags against third-party readers and need \
-             the test peers' Python venv (rosbags, mcap-ros2-support). Run tests/run_all.sh, or \
-             tests/setup_pyenv.sh and then RPQ_PYENV=$PWD/tests/.cache/venv cargo test ..."
-        )
-    };
-    let python = Path::new(&env).join("bin").join("python");
-    assert!(
-        python.is_file(),
-        "RPQ_PYENV={}: no bin/python there; create the venv with tests/setup_pyenv.sh",
-        Path::new(&env).display()
-    );
-    python
-}
-
-fn peer(mode: &str, bag: &Path) -> Vec<Vec<String>> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/bag_peer.py");
-    let out = Command::new(python())
-        .arg(script)
-        .arg(mode)
-        .arg(bag)
-        .output()
-        .expect("run bag_peer.py");
-    assert!(
-        out.status.success(),
-        "bag_peer.py {mode} failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| l.split('\t').map(str::to_owned).collect())
-        .collect()
-}
 
 #[test]
 fn rpq_bag_output_opens_in_rosbags_and_mcap_ros2() {

@@ -245,6 +245,15 @@ pub enum LaunchError {
         #[source]
         source: std::io::Error,
     },
+    /// An input beyond one of rpq_launch's size or nesting limits (see the crate's README,
+    /// "Limits"): refused with its place instead of exhausting the stack or memory.
+    #[error("{span}: {reason}")]
+    Limit {
+        /// Where (the file alone when the whole file is refused).
+        span: Span,
+        /// Which limit, with its value.
+        reason: String,
+    },
     /// Bad command line.
     #[error("{0}")]
     Usage(String),

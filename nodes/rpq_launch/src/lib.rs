@@ -3,6 +3,7 @@
 
 pub mod cli;
 pub mod error;
+pub mod limits;
 pub mod packages;
 pub mod params;
 pub mod parse;

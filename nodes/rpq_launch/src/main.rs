@@ -8,12 +8,17 @@ use std::sync::Arc;
 use rpq_launch::cli::{describe_args, describe_plan, parse_command_line, Mode, Target, USAGE};
 use rpq_launch::packages::SystemHost;
 use rpq_launch::resolve::{declared_arguments, resolve, ResolveOptions};
-use rpq_launch::run::{hostname, log_directory, run, Console};
+use rpq_launch::run::{exec_child, hostname, log_directory, run, Console, EXEC_CHILD_FLAG};
 use rpq_launch::LaunchError;
 
 fn main() -> ExitCode {
-    let argv: Vec<String> = std::env::args_os()
-        .skip(1)
+    let raw: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    if raw.first().is_some_and(|a| a == EXEC_CHILD_FLAG) {
+        // A child being started by a launcher (see rpq_launch::run::exec_child).
+        return ExitCode::from(exec_child(&raw[1..]));
+    }
+    let argv: Vec<String> = raw
+        .iter()
         .map(|a| a.to_string_lossy().to_string())
         .collect();
     match real_main(&argv) {

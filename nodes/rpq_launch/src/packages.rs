@@ -22,7 +22,10 @@ use std::sync::OnceLock;
 
 use rpq_ros::robot_description::{ament_package_prefix, ament_prefixes};
 
+use rpq_base::file::{read_to_string_bounded, FileError};
+
 use crate::error::LaunchError;
+use crate::limits::{MAX_LAUNCH_FILE_BYTES, MAX_PARAMETER_FILE_BYTES};
 use crate::resolve::{Host, NotFound};
 
 /// A package found in the source tree.
@@ -348,9 +351,60 @@ fn find_named(dir: &Path, name: &str, depth: usize, found: &mut Vec<PathBuf>) {
     }
 }
 
+/// The reason of a refused file read, as an I/O error whose message does not repeat the path
+/// (the caller's message names it).
+fn file_error(e: FileError) -> std::io::Error {
+    use std::io::{Error, ErrorKind};
+    match e {
+        FileError::Io { source, .. } => source,
+        FileError::NotRegular { kind, .. } => Error::new(
+            ErrorKind::InvalidInput,
+            format!("is a {kind}, not a regular file"),
+        ),
+        FileError::SpecialFileSystem { .. } => Error::new(
+            ErrorKind::InvalidInput,
+            "files under /proc, /sys and /dev are not read",
+        ),
+        FileError::TooLarge { limit, .. } => Error::new(
+            ErrorKind::InvalidData,
+            format!("larger than {} KiB (rpq_launch's limit)", limit >> 10),
+        ),
+        FileError::NotText { .. } => Error::new(ErrorKind::InvalidData, "not UTF-8 text"),
+        other => Error::other(other.to_string()),
+    }
+}
+
 impl Host for SystemHost {
+    /// Only a regular file of at most [`MAX_LAUNCH_FILE_BYTES`] is read: a device, FIFO or
+    /// file of `/proc` fails at once instead of blocking or filling memory.
     fn read_file(&self, path: &Path) -> std::io::Result<String> {
-        fs::read_to_string(path)
+        read_to_string_bounded(path, MAX_LAUNCH_FILE_BYTES).map_err(file_error)
+    }
+
+    /// A regular file (after symlinks), not under `/proc`, `/sys` or `/dev`, of at most
+    /// [`MAX_PARAMETER_FILE_BYTES`]; its content is not read (the node reads it).
+    fn parameter_file(&self, path: &Path) -> Result<(), String> {
+        let meta = fs::metadata(path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => "parameter file not found".to_string(),
+            _ => format!("parameter file cannot be used: {e}"),
+        })?;
+        if !meta.is_file() {
+            return Err("parameter file is not a regular file".to_string());
+        }
+        let canonical = path.canonicalize().map_err(|e| e.to_string())?;
+        if ["/proc", "/sys", "/dev"]
+            .iter()
+            .any(|root| canonical.starts_with(root))
+        {
+            return Err("parameter files under /proc, /sys and /dev are refused".to_string());
+        }
+        if meta.len() > MAX_PARAMETER_FILE_BYTES {
+            return Err(format!(
+                "parameter file larger than {} MiB (rpq_launch's limit)",
+                MAX_PARAMETER_FILE_BYTES >> 20
+            ));
+        }
+        Ok(())
     }
 
     fn is_file(&self, path: &Path) -> bool {

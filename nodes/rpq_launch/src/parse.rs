@@ -5,6 +5,7 @@
 //! column, before anything runs, as ROS 2 itself refuses unknown attributes.
 
 use crate::error::{LaunchError, Span};
+use crate::limits::{MAX_ELEMENT_DEPTH, MAX_TIME_ATTRIBUTE_S};
 use crate::params::ParamType;
 use crate::subst::{parse_template, split_command_line, Call, Template};
 
@@ -278,6 +279,15 @@ fn tag_hint(tag: &str) -> String {
     }
 }
 
+/// `text` for an error message: at most 200 characters, the rest elided.
+fn shortened(text: &str) -> String {
+    const SHOWN: usize = 200;
+    match text.char_indices().nth(SHOWN) {
+        Some((end, _)) => format!("{}... ({} more bytes)", &text[..end], text.len() - end),
+        None => text.to_string(),
+    }
+}
+
 /// Parses a launch file from its text. `path` is used in messages and by `$(dirname)`.
 ///
 /// ```
@@ -296,6 +306,7 @@ pub fn parse_launch(path: &str, text: &str) -> Result<LaunchFile, LaunchError> {
     })?;
     let ctx = Ctx { path, doc: &doc };
     let root = doc.root_element();
+    ctx.check_depth(root)?;
     let tag = ctx.tag(root)?;
     if tag != "launch" {
         return Err(LaunchError::InvalidElement {
@@ -334,6 +345,27 @@ impl<'a, 'input> El<'a, 'input> {
 }
 
 impl<'a, 'input> Ctx<'a, 'input> {
+    /// Refuses elements nested deeper than [`MAX_ELEMENT_DEPTH`] before the recursive
+    /// descent below builds anything: one pass in document order, where each element's depth
+    /// is its parent's plus one (indexed by node id).
+    fn check_depth(&self, root: Node<'a, 'input>) -> Result<(), LaunchError> {
+        let mut depth = vec![0usize; self.doc.descendants().count() + 1];
+        for n in root.descendants().filter(|n| n.is_element()) {
+            let d = n.parent().map_or(0, |p| depth[p.id().get_usize()]) + 1;
+            if d > MAX_ELEMENT_DEPTH {
+                return Err(LaunchError::Limit {
+                    span: self.span(n),
+                    reason: format!(
+                        "elements nested deeper than {MAX_ELEMENT_DEPTH} levels \
+                         (rpq_launch's limit)"
+                    ),
+                });
+            }
+            depth[n.id().get_usize()] = d;
+        }
+        Ok(())
+    }
+
     fn span_at(&self, pos: usize) -> Span {
         let p = self.doc.text_pos_at(pos);
         Span {
@@ -425,7 +457,7 @@ impl<'a, 'input> Ctx<'a, 'input> {
             .unwrap_or_else(|| el.span.clone());
         let t = parse_template(text).map_err(|e| LaunchError::SubstitutionSyntax {
             span: span.clone(),
-            text: text.to_string(),
+            text: shortened(text),
             reason: e.to_string(),
         })?;
         check_calls(&t, &span)?;
@@ -477,6 +509,13 @@ impl<'a, 'input> Ctx<'a, 'input> {
             .map_err(|_| self.invalid(el, attr, format!("'{text}' is not a number")))?;
         if !v.is_finite() || v < 0.0 {
             return Err(self.invalid(el, attr, format!("'{text}' must be a finite number >= 0")));
+        }
+        if v > MAX_TIME_ATTRIBUTE_S {
+            return Err(self.invalid(
+                el,
+                attr,
+                format!("'{text}' is more than {MAX_TIME_ATTRIBUTE_S:e} s (rpq_launch's limit)"),
+            ));
         }
         Ok(Some(v))
     }

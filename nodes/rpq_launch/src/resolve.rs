@@ -12,6 +12,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::error::{LaunchError, Span};
+use crate::limits::{MAX_EXPANSION_BYTES, MAX_NESTING_DEPTH, MAX_VALUE_BYTES};
+#[cfg(doc)]
+use crate::limits::{MAX_LAUNCH_FILE_BYTES, MAX_PARAMETER_FILE_BYTES};
 use crate::params::{typed_list, typed_value, ParamType, ParamValue};
 use crate::parse::{
     parse_launch, parse_output, Action, ActionKind, ArgDecl, Condition, LaunchFile, NodeDecl,
@@ -31,10 +34,20 @@ pub struct NotFound {
 
 /// Everything the resolver needs from the outside world.
 pub trait Host {
-    /// Reads a launch file.
+    /// Reads a launch file (a regular file of at most [`MAX_LAUNCH_FILE_BYTES`]).
     fn read_file(&self, path: &Path) -> std::io::Result<String>;
     /// Whether a regular file exists (parameter files).
     fn is_file(&self, path: &Path) -> bool;
+    /// Checks a parameter file named by `<param from>`: `Err` says why it cannot be used.
+    /// By default it must be a file ([`Host::is_file`]); [`crate::packages::SystemHost`] also
+    /// refuses special files and files over [`MAX_PARAMETER_FILE_BYTES`].
+    fn parameter_file(&self, path: &Path) -> Result<(), String> {
+        if self.is_file(path) {
+            Ok(())
+        } else {
+            Err("parameter file not found".to_string())
+        }
+    }
     /// `$(find-pkg-share pkg)`
     fn package_share(&self, package: &str) -> Result<PathBuf, NotFound>;
     /// `$(find-pkg-prefix pkg)`
@@ -134,6 +147,11 @@ struct Eval<'h> {
     files: Vec<PathBuf>,
     plan: LaunchPlan,
     counter: usize,
+    /// `<group>`s and `<include>`s open at this point (at most [`MAX_NESTING_DEPTH`]).
+    depth: usize,
+    /// Bytes produced so far by substitutions and scope copies (at most
+    /// [`MAX_EXPANSION_BYTES`]).
+    expanded: usize,
 }
 
 /// Reads, parses and evaluates the launch file `file` with command-line arguments `args`.
@@ -159,6 +177,8 @@ pub fn resolve(
         files: vec![path],
         plan: LaunchPlan::default(),
         counter: 0,
+        depth: 0,
+        expanded: 0,
     };
     ev.file(&launch)?;
     let unknown: Vec<String> = args
@@ -240,6 +260,8 @@ fn collect_args(
                     files: vec![path.to_path_buf()],
                     plan: LaunchPlan::default(),
                     counter: 0,
+                    depth: 0,
+                    expanded: 0,
                 };
                 match ev.eval(&inc.file, &action.span) {
                     Ok(p) => {
@@ -425,20 +447,27 @@ impl Eval<'_> {
                     let value = self.eval(value, span)?;
                     self.scope.configs.insert(name, value);
                 }
+                self.enter(span)?;
                 self.files.push(path);
                 let result = self.file(&launch);
                 self.files.pop();
+                self.depth -= 1;
                 result
             }
             ActionKind::Group { scoped, actions } => {
-                if *scoped {
+                self.enter(span)?;
+                let result = if *scoped {
+                    let size = scope_bytes(&self.scope);
+                    self.charge(size, span)?;
                     let saved = self.scope.clone();
                     let result = self.actions(actions);
                     self.scope = saved;
                     result
                 } else {
                     self.actions(actions)
-                }
+                };
+                self.depth -= 1;
+                result
             }
             ActionKind::PushRosNamespace { namespace } => {
                 let pushed = self.eval(namespace, span)?;
@@ -462,6 +491,36 @@ impl Eval<'_> {
                 Ok(())
             }
         }
+    }
+
+    /// One more `<group>` or `<include>` level (the caller decrements `depth` when it ends).
+    fn enter(&mut self, span: &Span) -> Result<(), LaunchError> {
+        if self.depth >= MAX_NESTING_DEPTH {
+            return Err(LaunchError::Limit {
+                span: span.clone(),
+                reason: format!(
+                    "<group>s and <include>s nested deeper than {MAX_NESTING_DEPTH} levels \
+                     (rpq_launch's limit)"
+                ),
+            });
+        }
+        self.depth += 1;
+        Ok(())
+    }
+
+    /// Counts `bytes` of expansion against [`MAX_EXPANSION_BYTES`].
+    fn charge(&mut self, bytes: usize, span: &Span) -> Result<(), LaunchError> {
+        self.expanded = self.expanded.saturating_add(bytes);
+        if self.expanded > MAX_EXPANSION_BYTES {
+            return Err(LaunchError::Limit {
+                span: span.clone(),
+                reason: format!(
+                    "substitutions expand to more than {} MiB in total (rpq_launch's limit)",
+                    MAX_EXPANSION_BYTES >> 20
+                ),
+            });
+        }
+        Ok(())
     }
 
     fn arg(&mut self, arg: &ArgDecl, span: &Span) -> Result<(), LaunchError> {
@@ -637,11 +696,11 @@ impl Eval<'_> {
                 ParamDecl::File { span, from } => {
                     let file = self.eval(from, span)?;
                     let path = absolute(&self.opts.cwd, Path::new(&file));
-                    if !self.host.is_file(&path) {
+                    if let Err(reason) = self.host.parameter_file(&path) {
                         return Err(LaunchError::InvalidParameter {
                             span: span.clone(),
                             name: file,
-                            reason: "parameter file not found".to_string(),
+                            reason,
                         });
                     }
                     command.extend([
@@ -789,7 +848,8 @@ impl Eval<'_> {
         Ok(())
     }
 
-    /// Evaluates a template to a string.
+    /// Evaluates a template to a string of at most [`MAX_VALUE_BYTES`], counting it against
+    /// [`MAX_EXPANSION_BYTES`].
     fn eval(&mut self, t: &Template, span: &Span) -> Result<String, LaunchError> {
         let mut out = String::new();
         for part in &t.0 {
@@ -800,7 +860,18 @@ impl Eval<'_> {
                     out.push_str(&v);
                 }
             }
+            if out.len() > MAX_VALUE_BYTES {
+                return Err(LaunchError::Limit {
+                    span: span.clone(),
+                    reason: format!(
+                        "a substitution result is longer than {} KiB (rpq_launch's limit; \
+                         Linux passes no longer argument or environment entry)",
+                        MAX_VALUE_BYTES >> 10
+                    ),
+                });
+            }
         }
+        self.charge(out.len(), span)?;
         Ok(out)
     }
 
@@ -890,6 +961,16 @@ impl Eval<'_> {
             other => Err(fail(format!("unsupported substitution '{other}'"))),
         }
     }
+}
+
+/// Bytes held by a scope's configurations and environment (what a scoped group copies).
+fn scope_bytes(scope: &Scope) -> usize {
+    scope
+        .configs
+        .iter()
+        .chain(scope.env.iter())
+        .map(|(k, v)| k.len() + v.len())
+        .sum()
 }
 
 /// `EqualsSubstitution`: booleans and numbers compare by value, anything else as text.
@@ -1559,6 +1640,72 @@ mod tests {
         assert_eq!(args[0].description.as_deref(), Some("first"));
         assert_eq!(args[1].default, None);
         assert_eq!(notes.len(), 1);
+    }
+
+    #[test]
+    fn nesting_and_expansion_limits() {
+        let limit_error = |host: &FakeHost| match run(host, "/ws/main.launch.xml", &[]) {
+            Err(LaunchError::Limit { span, reason }) => format!("{span}: {reason}"),
+            other => panic!("{other:?}"),
+        };
+        // Deep groups: refused while parsing (element depth), before any evaluation.
+        let deep = format!(
+            "<launch>{}{}</launch>",
+            "<group>".repeat(3_000),
+            "</group>".repeat(3_000)
+        );
+        let e = limit_error(&host_with(&deep));
+        assert!(
+            e.starts_with("/ws/main.launch.xml:1:450: elements nested deeper than 64"),
+            "{e}"
+        );
+        // Groups and includes across files.
+        let groups = |n: usize, inner: &str| {
+            format!(
+                "<launch>{}{inner}{}</launch>",
+                "<group>".repeat(n),
+                "</group>".repeat(n)
+            )
+        };
+        let host = host_with(&groups(62, r#"<include file="/ws/a.launch.xml"/>"#))
+            .file(
+                "/ws/a.launch.xml",
+                &groups(62, r#"<include file="/ws/b.launch.xml"/>"#),
+            )
+            .file("/ws/b.launch.xml", &groups(3, ""));
+        let e = limit_error(&host);
+        assert!(
+            e.starts_with("/ws/b.launch.xml:1:23: <group>s and <include>s"),
+            "{e}"
+        );
+        let host = host_with(&groups(62, r#"<include file="/ws/a.launch.xml"/>"#))
+            .file(
+                "/ws/a.launch.xml",
+                &groups(62, r#"<include file="/ws/b.launch.xml"/>"#),
+            )
+            .file("/ws/b.launch.xml", &groups(2, ""));
+        run(&host, "/ws/main.launch.xml", &[]).unwrap();
+        // A value doubled by <let>s.
+        let doubling = format!(
+            "<launch><let name=\"x\" value=\"ab\"/>\n{}</launch>",
+            "<let name=\"x\" value=\"$(var x)$(var x)\"/>\n".repeat(40)
+        );
+        let e = limit_error(&host_with(&doubling));
+        assert!(
+            e.starts_with("/ws/main.launch.xml:18:1: a substitution result is longer than 128 KiB"),
+            "{e}"
+        );
+        // Many large values.
+        let many = format!(
+            "<launch><let name=\"x\" value=\"ab\"/>{}{}</launch>",
+            "<let name=\"x\" value=\"$(var x)$(var x)\"/>".repeat(15),
+            "<let name=\"y\" value=\"$(var x)\"/>".repeat(1_100)
+        );
+        let e = limit_error(&host_with(&many));
+        assert!(
+            e.contains("substitutions expand to more than 64 MiB in total"),
+            "{e}"
+        );
     }
 
     #[test]

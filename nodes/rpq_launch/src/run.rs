@@ -4,7 +4,10 @@
 //! - each process gets its own process group, stdin from `/dev/null`, and its output lines are
 //!   printed as `[label] line` (stdout only to the log file with `output="log"`);
 //! - a process that exits is reported (`process has finished cleanly` / `process has died`);
-//!   the others keep running, unless it has `on_exit="shutdown"`; `respawn="true"` restarts it;
+//!   the others keep running, unless it has `on_exit="shutdown"`; `respawn="true"` restarts it
+//!   after `respawn_delay`, as ROS 2 does, with a back-off when it keeps exiting within
+//!   [`QUICK_EXIT`] of starting ([`respawn_backoff`]), and gives up on it after
+//!   [`MAX_QUICK_FAILURES`] quick failures in a row;
 //! - the launcher ends when every process has ended;
 //! - on SIGINT, SIGTERM or SIGHUP every process group gets SIGINT, then SIGTERM after
 //!   `sigterm_timeout` (5 s), then SIGKILL after `sigkill_timeout` (5 s) more; further
@@ -12,9 +15,18 @@
 //!
 //! Exit status of the launcher: 0 when every process ended cleanly (exit code 0, or
 //! stopped by the SIGINT/SIGTERM of a shutdown), 1 otherwise.
+//!
+//! Children die with the launcher, even with `kill -9`: each is started through the launcher's
+//! own binary in [`EXEC_CHILD_FLAG`] mode ([`exec_child`]), which sets the Linux parent-death
+//! signal (`PR_SET_PDEATHSIG`, SIGTERM, which the nodes answer with their stop) and then
+//! executes the node in its place (same pid). This keeps the crate free of `unsafe`
+//! (a `pre_exec` hook would need it). Only the direct child gets the signal: a process that a
+//! `launch-prefix` wrapper starts does not.
 
+use std::ffi::OsString;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -28,6 +40,7 @@ use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
 use crate::error::LaunchError;
+use crate::limits::{respawn_backoff, MAX_QUICK_FAILURES, QUICK_EXIT};
 use crate::parse::OutputMode;
 use crate::resolve::{LaunchPlan, ProcessSpec};
 
@@ -120,6 +133,12 @@ struct Slot<'p> {
     spec: &'p ProcessSpec,
     state: State,
     retries: u64,
+    /// When the current (or last) run started.
+    started: Instant,
+    /// Exits within [`QUICK_EXIT`] of starting, in a row.
+    quick_exits: u32,
+    /// Of those, failures (exit code not 0, or a signal) in a row.
+    quick_failures: u32,
     failed: bool,
     killed: bool,
     readers: Arc<AtomicUsize>,
@@ -168,18 +187,59 @@ fn spawn_reader(
     });
 }
 
+/// First argument of the launcher's binary run as a child trampoline: `rpq_launch
+/// --rpq-launch-exec-child <launcher pid> <program> [args...]` ([`exec_child`]).
+pub const EXEC_CHILD_FLAG: &str = "--rpq-launch-exec-child";
+
+/// The signal a child gets when the launcher dies: SIGTERM, a shutdown request for every node
+/// (each publishes its stop), and the end of any program that does not handle it.
+pub const PARENT_DEATH_SIGNAL: Signal = Signal::SIGTERM;
+
+/// The child trampoline ([`EXEC_CHILD_FLAG`]; `argv` are the words after it): sets the
+/// parent-death signal, exits at once if the launcher with pid `argv[0]` is already gone (it
+/// may die between the fork and the `prctl`), then replaces itself with the program `argv[1]`
+/// and its arguments. Returns only on failure, with the exit code to use (127: the program
+/// could not be executed).
+pub fn exec_child(argv: &[OsString]) -> u8 {
+    let launcher = argv
+        .first()
+        .and_then(|p| p.to_str())
+        .and_then(|p| p.parse::<i32>().ok());
+    let (Some(launcher), Some(program)) = (launcher, argv.get(1)) else {
+        eprintln!("rpq_launch: {EXEC_CHILD_FLAG} is internal: <launcher pid> <program> [args]");
+        return 2;
+    };
+    if let Err(e) = nix::sys::prctl::set_pdeathsig(PARENT_DEATH_SIGNAL) {
+        eprintln!("rpq_launch: cannot set the parent-death signal ({e}): this process will not stop when the launcher dies");
+    }
+    if nix::unistd::getppid() != Pid::from_raw(launcher) {
+        // The launcher died before the parent-death signal was set: nobody supervises us.
+        return 1;
+    }
+    let err = Command::new(program).args(&argv[2..]).exec();
+    eprintln!(
+        "rpq_launch: cannot execute '{}': {err}",
+        program.to_string_lossy()
+    );
+    127
+}
+
 fn start(
     spec: &ProcessSpec,
     console: &Arc<Console>,
     readers: &Arc<AtomicUsize>,
 ) -> Result<(Child, i32), String> {
-    use std::os::unix::process::CommandExt;
     let (program, args) = spec
         .command
         .split_first()
         .ok_or_else(|| "empty command".to_string())?;
-    let mut cmd = Command::new(program);
-    cmd.args(args)
+    // The running launcher binary, by the kernel's link (valid even if the file was replaced
+    // since), as the trampoline that sets the parent-death signal.
+    let mut cmd = Command::new("/proc/self/exe");
+    cmd.arg(EXEC_CHILD_FLAG)
+        .arg(std::process::id().to_string())
+        .arg(program)
+        .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -240,6 +300,9 @@ pub fn run(plan: &LaunchPlan, console: Arc<Console>) -> Result<Vec<ProcessOutcom
             spec,
             state: State::Done,
             retries: 0,
+            started: Instant::now(),
+            quick_exits: 0,
+            quick_failures: 0,
             failed: false,
             killed: false,
             readers: Arc::new(AtomicUsize::new(0)),
@@ -248,6 +311,7 @@ pub fn run(plan: &LaunchPlan, console: Arc<Console>) -> Result<Vec<ProcessOutcom
 
     let launch = |slot: &mut Slot| match start(slot.spec, &console, &slot.readers) {
         Ok((child, pid)) => {
+            slot.started = Instant::now();
             slot.state = State::Running {
                 child,
                 pid,
@@ -387,13 +451,50 @@ pub fn run(plan: &LaunchPlan, console: Arc<Console>) -> Result<Vec<ProcessOutcom
                         && !slot.killed
                         && (code == 0 || code == -SIGINT || code == -SIGTERM);
                     slot.failed = !(code == 0 || stopped_by_us);
+                    if since.duration_since(slot.started) < QUICK_EXIT {
+                        slot.quick_exits += 1;
+                        slot.quick_failures = if code == 0 {
+                            0
+                        } else {
+                            slot.quick_failures + 1
+                        };
+                    } else {
+                        slot.quick_exits = 0;
+                        slot.quick_failures = 0;
+                    }
                     let may_respawn = slot
                         .spec
                         .respawn
                         .is_some_and(|r| r.max_retries.is_none_or(|m| slot.retries < m));
-                    if !shutting_down && may_respawn {
+                    if !shutting_down && may_respawn && slot.quick_failures >= MAX_QUICK_FAILURES {
+                        console.launcher(
+                            "ERROR",
+                            label,
+                            &format!(
+                                "not respawning any more: the process failed {} times in a row \
+                                 within {} s of starting (rpq_launch's limit)",
+                                slot.quick_failures,
+                                QUICK_EXIT.as_secs()
+                            ),
+                        );
+                        slot.state = State::Done;
+                    } else if !shutting_down && may_respawn {
                         slot.retries += 1;
-                        let delay = slot.spec.respawn.map(|r| r.delay).unwrap_or_default();
+                        let respawn_delay = slot.spec.respawn.map(|r| r.delay).unwrap_or_default();
+                        let delay = respawn_backoff(respawn_delay, slot.quick_exits);
+                        if delay > respawn_delay {
+                            console.launcher(
+                                "WARNING",
+                                label,
+                                &format!(
+                                    "exited {} times in a row within {} s of starting: \
+                                     respawning in {:.1} s",
+                                    slot.quick_exits,
+                                    QUICK_EXIT.as_secs(),
+                                    delay.as_secs_f64()
+                                ),
+                            );
+                        }
                         slot.state = State::Waiting { until: now + delay };
                     } else {
                         slot.state = State::Done;

@@ -11,6 +11,8 @@
 
 use std::fmt;
 
+use crate::limits::MAX_SUBSTITUTION_DEPTH;
+
 /// A piece of text with substitutions, as written in an attribute.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Template(pub Vec<Part>);
@@ -122,6 +124,8 @@ enum Quote {
 struct Parser<'a> {
     s: &'a [char],
     i: usize,
+    /// Substitutions open at the cursor (bounded by [`MAX_SUBSTITUTION_DEPTH`]).
+    depth: usize,
 }
 
 impl Parser<'_> {
@@ -147,8 +151,22 @@ impl Parser<'_> {
         })
     }
 
-    /// `$(` IDENTIFIER (` ` arguments)? `)` in the given quoting context.
+    /// `$(` IDENTIFIER (` ` arguments)? `)` in the given quoting context, at most
+    /// [`MAX_SUBSTITUTION_DEPTH`] deep (the parser recurses once per level).
     fn call(&mut self, quote: Quote) -> Result<Call, SyntaxError> {
+        if self.depth >= MAX_SUBSTITUTION_DEPTH {
+            return self.err(format!(
+                "substitutions nested deeper than {MAX_SUBSTITUTION_DEPTH} levels \
+                 (rpq_launch's limit)"
+            ));
+        }
+        self.depth += 1;
+        let call = self.call_body(quote);
+        self.depth -= 1;
+        call
+    }
+
+    fn call_body(&mut self, quote: Quote) -> Result<Call, SyntaxError> {
         debug_assert!(self.at_call());
         self.i += 2;
         let start = self.i;
@@ -301,7 +319,11 @@ impl Parser<'_> {
 /// ```
 pub fn parse_template(text: &str) -> Result<Template, SyntaxError> {
     let chars: Vec<char> = text.chars().collect();
-    let mut p = Parser { s: &chars, i: 0 };
+    let mut p = Parser {
+        s: &chars,
+        i: 0,
+        depth: 0,
+    };
     let mut t = Template::default();
     let mut raw = String::new();
     while p.peek().is_some() {
@@ -543,6 +565,16 @@ mod tests {
             "$(var x)$(",
         ] {
             assert!(parse_template(bad).is_err(), "{bad:?} should be rejected");
+        }
+    }
+
+    #[test]
+    fn deep_nesting_is_a_syntax_error_not_a_stack_overflow() {
+        let nested = |n: usize| format!("{}x{}", "$(var ".repeat(n), ")".repeat(n));
+        assert!(parse_template(&nested(MAX_SUBSTITUTION_DEPTH)).is_ok());
+        for n in [MAX_SUBSTITUTION_DEPTH + 1, 100_000] {
+            let e = parse_template(&nested(n)).unwrap_err();
+            assert!(e.reason.contains("nested deeper than 32 levels"), "{e}");
         }
     }
 

@@ -1,6 +1,10 @@
 //! Runs the `rpq_launch` binary on small launch files whose nodes are shell scripts in a fake
 //! colcon install space (AMENT_PREFIX_PATH points at a temporary directory). Checks argv,
-//! output prefixing, signal forwarding, escalation, respawn and exit codes. No DDS here.
+//! output prefixing, signal forwarding, escalation, respawn and exit codes, and the hardening
+//! against hostile launch files and a killed launcher (issue 12). No DDS here.
+//!
+//! `RPQ_LAUNCH_UNDER_TEST=<path>` runs another `rpq_launch` binary (e.g. an older build, to see
+//! a regression test fail on it).
 
 use std::fs;
 use std::io::{BufRead, BufReader};
@@ -26,6 +30,8 @@ case "$1" in
   wait) trap 'echo "got SIGINT"; exit 0' INT; echo ready; wait_loop; exit 9 ;;
   stubborn) trap '' INT TERM; echo ready; wait_loop; exit 9 ;;
   late) sleep 0.6; echo "late output"; exit 0 ;;
+  guard) mark="$2"; trap 'echo "got TERM" >> "$mark"; exit 0' TERM; echo ready; wait_loop; exit 9 ;;
+  crash) echo "start $(date +%s.%N)"; exit 1 ;;
   *) exit 0 ;;
 esac
 "#;
@@ -68,8 +74,12 @@ impl World {
     }
 
     fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(LAUNCHER);
-        cmd.args(args)
+        let launcher = std::env::var("RPQ_LAUNCH_UNDER_TEST").unwrap_or(LAUNCHER.to_string());
+        // At most 2 GiB of address space: a launcher that grew without bound would be stopped
+        // by an allocation failure instead of exhausting the machine.
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "ulimit -v 2097152 && exec \"$0\" \"$@\"", &launcher])
+            .args(args)
             .current_dir(self.dir.path())
             .env("AMENT_PREFIX_PATH", self.install())
             .env("ROS_LOG_DIR", self.dir.path().join("logs"))
@@ -539,5 +549,346 @@ fn package_mode_and_show_args() {
             .contains("launch file 'nope.launch.xml': not found"),
         "{}",
         r.dump()
+    );
+}
+
+/// The pid in a launcher line `[INFO] [label]: process started with pid [1234]`.
+fn started_pid(line: &str) -> i32 {
+    line.rsplit('[')
+        .next()
+        .and_then(|s| s.strip_suffix(']'))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no pid in {line:?}"))
+}
+
+/// True while `pid` exists and is not a zombie.
+fn alive(pid: i32) -> bool {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let state = stat
+        .rsplit(')')
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .next();
+    !matches!(state, None | Some("Z") | Some("X"))
+}
+
+#[test]
+fn children_die_with_the_launcher_on_kill_9() {
+    let w = World::new();
+    let marks: Vec<PathBuf> = (1..=2)
+        .map(|i| w.dir.path().join(format!("term-{i}")))
+        .collect();
+    let f = w.launch_file(
+        "guard.launch.xml",
+        &format!(
+            r#"<node pkg="fake_pkg" exec="talker" args="guard {}" output="screen"/>
+<node pkg="fake_pkg" exec="talker" args="guard {}" output="screen"/>"#,
+            path_str(&marks[0]),
+            path_str(&marks[1])
+        ),
+    );
+    let mut run = w.spawn(&[path_str(&f)]);
+    run.wait_for("] ready", 2, LIMIT);
+    let pids: Vec<i32> = run
+        .stdout
+        .iter()
+        .filter(|l| l.contains("process started with pid ["))
+        .map(|l| started_pid(l))
+        .collect();
+    assert_eq!(pids.len(), 2, "{}", run.stdout.join("\n"));
+    assert!(pids.iter().all(|p| alive(*p)));
+    run.signal(nix::sys::signal::Signal::SIGKILL);
+    let killed = Instant::now();
+    let _ = run.child.wait();
+    while pids.iter().any(|p| alive(*p)) && killed.elapsed() < Duration::from_secs(2) {
+        thread::sleep(Duration::from_millis(10));
+    }
+    let left: Vec<i32> = pids.iter().copied().filter(|p| alive(*p)).collect();
+    for p in &left {
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(*p), nix::sys::signal::SIGKILL);
+    }
+    assert!(
+        left.is_empty(),
+        "children {left:?} still running 2 s after kill -9 of the launcher"
+    );
+    // They were asked to stop (SIGTERM, which the nodes answer with their stop command).
+    for m in &marks {
+        let deadline = Instant::now() + Duration::from_secs(1);
+        while !m.exists() && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(10));
+        }
+        let text = fs::read_to_string(m).unwrap_or_default();
+        assert_eq!(text, "got TERM\n", "{}", m.display());
+    }
+}
+
+#[test]
+fn a_crash_looping_node_is_respawned_with_back_off_then_given_up() {
+    let w = World::new();
+    let f = w.launch_file(
+        "crash.launch.xml",
+        r#"<node pkg="fake_pkg" exec="talker" args="crash" output="screen" respawn="true"/>"#,
+    );
+    let r = w.run(&[path_str(&f)], Duration::from_secs(15));
+    assert_eq!(r.code, Some(1), "{}", r.dump());
+    let starts: Vec<f64> = r
+        .stdout
+        .iter()
+        .filter_map(|l| l.strip_prefix("[talker-1] start "))
+        .map(|t| t.trim().parse().unwrap())
+        .collect();
+    // 8 quick failures in a row, then no more restarts.
+    assert_eq!(starts.len(), 8, "{}", r.dump());
+    assert!(
+        r.has(
+            "[ERROR] [talker-1]: not respawning any more: the process failed 8 times in a row \
+             within 10 s of starting (rpq_launch's limit)"
+        ),
+        "{}",
+        r.dump()
+    );
+    // The first restart follows respawn_delay (0, as in ROS 2), then the delay doubles from
+    // 0.1 s: 0, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2 s between starts (plus the run time).
+    let gaps: Vec<f64> = starts.windows(2).map(|p| p[1] - p[0]).collect();
+    for (i, (gap, want)) in gaps
+        .iter()
+        .zip([0.0, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2])
+        .enumerate()
+    {
+        assert!(
+            *gap >= want - 0.01 && *gap < want + 1.0,
+            "gap {i} is {gap:.3} s, expected {want} s: {gaps:?}"
+        );
+    }
+    assert!(
+        r.has("[WARNING] [talker-1]: exited 7 times in a row within 10 s of starting: respawning in 3.2 s"),
+        "{}",
+        r.dump()
+    );
+}
+
+/// `--print` of a launch file with `body` inside `<launch>`: (exit code, stderr, time taken).
+fn print_error(w: &World, name: &str, body: &str) -> (Option<i32>, String, Duration) {
+    let f = w.launch_file(name, body);
+    let r = w.run(&["--print", path_str(&f)], LIMIT);
+    (r.code, r.stderr, r.elapsed)
+}
+
+#[test]
+fn deep_nesting_is_a_clear_error_not_a_crash() {
+    let w = World::new();
+    for depth in [3_000, 100_000] {
+        let body = format!("{}{}", "<group>".repeat(depth), "</group>".repeat(depth));
+        let (code, stderr, took) = print_error(&w, "deep.launch.xml", &body);
+        assert_eq!(code, Some(2), "{depth}: {stderr}");
+        // <launch> is on line 1, the groups on line 2: the 64th group is the 65th level.
+        assert!(
+            stderr.contains("deep.launch.xml:2:442: elements nested deeper than 64 levels"),
+            "{depth}: {stderr}"
+        );
+        assert!(took < Duration::from_secs(2), "{depth}: {took:?}");
+    }
+    // Nested <param>s count too.
+    let body = format!(
+        r#"<node pkg="fake_pkg" exec="talker">{}<param name="x" value="1"/>{}</node>"#,
+        r#"<param name="p">"#.repeat(100_000),
+        "</param>".repeat(100_000)
+    );
+    let (code, stderr, _) = print_error(&w, "params.launch.xml", &body);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("nested deeper than 64 levels"), "{stderr}");
+    // Substitutions nested in one attribute.
+    let body = format!(
+        r#"<let name="a" value="{}x{}"/>"#,
+        "$(var ".repeat(100_000),
+        ")".repeat(100_000)
+    );
+    let (code, stderr, _) = print_error(&w, "subst.launch.xml", &body);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("subst.launch.xml:2:15: bad substitution syntax"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("substitutions nested deeper than 32 levels"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.len() < 2000,
+        "the whole attribute is echoed: {} bytes",
+        stderr.len()
+    );
+    // Groups spread over included files count together: 62 groups and an include in each of
+    // two files, then the third group of the last file is level 129.
+    let groups = |n: usize, inner: &str| {
+        format!(
+            "<launch>{}{inner}{}</launch>",
+            "<group>".repeat(n),
+            "</group>".repeat(n)
+        )
+    };
+    let inc_b = w.dir.path().join("inc_b.launch.xml");
+    fs::write(&inc_b, groups(10, "")).unwrap();
+    let inc_a = w.dir.path().join("inc_a.launch.xml");
+    let include = |p: &Path| format!("<include file=\"{}\"/>", path_str(p));
+    fs::write(&inc_a, groups(62, &include(&inc_b))).unwrap();
+    let outer = w.dir.path().join("spread.launch.xml");
+    fs::write(&outer, groups(62, &include(&inc_a))).unwrap();
+    let r = w.run(&["--print", path_str(&outer)], LIMIT);
+    assert_eq!(r.code, Some(2), "{}", r.dump());
+    assert!(
+        r.stderr.contains(&format!(
+            "{}:1:23: <group>s and <include>s nested deeper than 128 levels",
+            inc_b.display()
+        )),
+        "{}",
+        r.dump()
+    );
+}
+
+#[test]
+fn doubling_lets_are_a_clear_error_within_bounds() {
+    let w = World::new();
+    let body = format!(
+        r#"<let name="x" value="ab"/>
+{}"#,
+        r#"<let name="x" value="$(var x)$(var x)"/>
+"#
+        .repeat(64)
+    );
+    let (code, stderr, took) = print_error(&w, "double.launch.xml", &body);
+    assert_eq!(code, Some(2), "{stderr}");
+    // 2 bytes doubled 16 times is 128 KiB; the 17th doubling (line 19) is refused.
+    assert!(
+        stderr.contains(
+            "double.launch.xml:19:1: a substitution result is longer than 128 KiB \
+             (rpq_launch's limit"
+        ),
+        "{stderr}"
+    );
+    assert!(took < Duration::from_secs(2), "{took:?}");
+
+    // Many large values: the total is bounded too.
+    let body = format!(
+        r#"<let name="x" value="ab"/>
+{}{}"#,
+        r#"<let name="x" value="$(var x)$(var x)"/>
+"#
+        .repeat(15),
+        r#"<let name="y" value="$(var x)"/>
+"#
+        .repeat(2_000)
+    );
+    let (code, stderr, took) = print_error(&w, "many.launch.xml", &body);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("substitutions expand to more than 64 MiB in total"),
+        "{stderr}"
+    );
+    assert!(took < Duration::from_secs(2), "{took:?}");
+}
+
+#[test]
+fn special_and_oversized_files_are_refused_at_once() {
+    let w = World::new();
+    let dir = w.dir.path();
+    let fifo = dir.join("fifo.launch.xml");
+    let status = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(status.success());
+    let zero = dir.join("zero.launch.xml");
+    std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+    let big = dir.join("big.launch.xml");
+    fs::write(&big, format!("<launch>{}</launch>", " ".repeat(5 << 20))).unwrap();
+
+    let cases = [
+        (&fifo, "is a FIFO, not a regular file"),
+        (&zero, "files under /proc, /sys and /dev are not read"),
+        (&big, "larger than 4096 KiB (rpq_launch's limit)"),
+    ];
+    for (file, reason) in cases {
+        // As the launch file.
+        let r = w.run(&["--print", path_str(file)], LIMIT);
+        assert_eq!(r.code, Some(2), "{}", r.dump());
+        assert!(
+            r.stderr
+                .contains(&format!("cannot read '{}': {reason}", file.display())),
+            "{}",
+            r.dump()
+        );
+        assert!(r.elapsed < Duration::from_secs(1), "{:?}", r.elapsed);
+        // As an included file.
+        let f = w.launch_file(
+            "includes.launch.xml",
+            &format!(r#"<include file="{}"/>"#, path_str(file)),
+        );
+        let r = w.run(&["--print", path_str(&f)], LIMIT);
+        assert_eq!(r.code, Some(2), "{}", r.dump());
+        assert!(r.stderr.contains(reason), "{}", r.dump());
+        assert!(r.elapsed < Duration::from_secs(1), "{:?}", r.elapsed);
+    }
+
+    // Parameter files are not read by the launcher, but must be regular files.
+    for (from, reason) in [
+        (path_str(&fifo), "parameter file is not a regular file"),
+        ("/dev/zero", "parameter file is not a regular file"),
+        (
+            "/proc/self/environ",
+            "parameter files under /proc, /sys and /dev are refused",
+        ),
+    ] {
+        let (code, stderr, _) = print_error(
+            &w,
+            "param_from.launch.xml",
+            &format!(r#"<node pkg="fake_pkg" exec="talker"><param from="{from}"/></node>"#),
+        );
+        assert_eq!(code, Some(2), "{stderr}");
+        assert!(stderr.contains(reason), "{from}: {stderr}");
+    }
+}
+
+#[test]
+fn absurd_time_attributes_are_refused() {
+    let w = World::new();
+    for attr in ["respawn_delay", "sigterm_timeout", "sigkill_timeout"] {
+        let (code, stderr, _) = print_error(
+            &w,
+            "time.launch.xml",
+            &format!(r#"<node pkg="fake_pkg" exec="talker" respawn="true" {attr}="1e300"/>"#),
+        );
+        assert_eq!(code, Some(2), "{attr}: {stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "invalid value for '{attr}' on <node>: '1e300' is more than 1e6 s"
+            )),
+            "{stderr}"
+        );
+    }
+}
+
+#[test]
+fn the_child_trampoline_sets_up_then_executes_or_refuses() {
+    let trampoline = |launcher_pid: String, program: &str| {
+        Command::new(LAUNCHER)
+            .args(["--rpq-launch-exec-child", &launcher_pid, program, "hello"])
+            .output()
+            .unwrap()
+    };
+    // Started by the expected parent (this test): the program replaces the trampoline.
+    let out = trampoline(std::process::id().to_string(), "echo");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "hello\n");
+    // The launcher named is not the parent any more (it died before the parent-death signal
+    // was set): the program is not started.
+    let out = trampoline("1".to_string(), "echo");
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(out.stdout.is_empty(), "{out:?}");
+    // A program that cannot be executed: 127 and the reason.
+    let out = trampoline(std::process::id().to_string(), "/nonexistent/program");
+    assert_eq!(out.status.code(), Some(127), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("rpq_launch: cannot execute '/nonexistent/program': No such file"),
+        "{out:?}"
     );
 }

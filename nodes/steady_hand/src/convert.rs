@@ -411,7 +411,8 @@ pub fn wrench_to_base(
 }
 
 /// Parses path vertices from text: one `x y z` or `x,y,z` per line [m]; `#` starts a comment,
-/// blank lines are skipped.
+/// blank lines are skipped. An error names the line number and what was expected, never the
+/// line's content (the text may come from a file a request named).
 pub fn parse_path_text(text: &str) -> Result<Vec<Point3<f64>>, NodeError> {
     let mut pts = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -419,22 +420,32 @@ pub fn parse_path_text(text: &str) -> Result<Vec<Point3<f64>>, NodeError> {
         if line.is_empty() {
             continue;
         }
-        let vals: Result<Vec<f64>, _> = line
+        let bad = |found: String| {
+            NodeError::bad(
+                format!("path line {}", i + 1),
+                format!("expected three finite numbers x y z [m], separated by spaces or commas; {found}"),
+            )
+        };
+        let mut v = [0.0; 3];
+        let mut count = 0usize;
+        for token in line
             .split(|c: char| c == ',' || c.is_whitespace())
             .filter(|t| !t.is_empty())
-            .map(str::parse::<f64>)
-            .collect();
-        match vals {
-            Ok(v) if v.len() == 3 && v.iter().all(|x| x.is_finite()) => {
-                pts.push(Point3::new(v[0], v[1], v[2]))
+        {
+            count += 1;
+            if count > 3 {
+                continue;
             }
-            _ => {
-                return Err(NodeError::bad(
-                    format!("path line {}", i + 1),
-                    format!("expected three finite numbers, got `{line}`"),
-                ))
+            match token.parse::<f64>() {
+                Ok(x) if x.is_finite() => v[count - 1] = x,
+                Ok(_) => return Err(bad(format!("value {count} is not finite"))),
+                Err(_) => return Err(bad(format!("value {count} is not a number"))),
             }
         }
+        if count != 3 {
+            return Err(bad(format!("found {count} values")));
+        }
+        pts.push(Point3::new(v[0], v[1], v[2]));
     }
     Ok(pts)
 }
@@ -702,6 +713,14 @@ mod tests {
         assert_eq!(pts, [Point3::origin(), Point3::new(1.5, 2.0, -1.0)]);
         assert!(parse_path_text("1 2").is_err());
         assert!(parse_path_text("1 2 nan").is_err());
+        // Errors name the line and the expectation, never the content.
+        let e = parse_path_text("0 0 0\nroot:x:0:0:root:/root:/bin/bash\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 2") && e.contains("not a number"), "{e}");
+        assert!(!e.contains("root"), "{e}");
+        let e = parse_path_text("1 2 3 4").unwrap_err().to_string();
+        assert!(e.contains("found 4 values"), "{e}");
         assert_eq!(
             points_from_flat(&[1.0, 2.0, 3.0]).unwrap(),
             [Point3::new(1.0, 2.0, 3.0)]

@@ -11,6 +11,16 @@
 //! Since the check runs every period, a stale wrench stops the robot at the first period after
 //! the timeout expires, i.e. within one period (the issue asks for two). Motion resumes by
 //! itself when every condition holds again (a fresh, finite wrench).
+//!
+//! A failure of the control step itself ([`StopReason::ControlFault`]: a non-finite twist or
+//! joint velocity, a solver error) latches ([`SafetyMonitor::latch`]): the robot stays stopped
+//! until the step has run cleanly, on fresh wrenches, for `fault_hold` seconds without
+//! interruption; watchdog ticks between wrenches never clear it (before, the status went back
+//! to `active` at the next tick).
+//!
+//! [`joint_names_match`] is the start-up check that the driver's `/joint_states` names are
+//! exactly the controller's joints: a controller whose URDF has other joints than the driver
+//! must not report `active` while the driver refuses every command.
 
 use std::fmt;
 
@@ -23,6 +33,9 @@ pub struct SafetyConfig {
     pub joint_state_timeout: f64,
     /// Smallest admissible singular value of the 6 × n tool Jacobian [m or 1].
     pub min_singular_value: f64,
+    /// How long the control step must run cleanly before a [`StopReason::ControlFault`] clears
+    /// [s] (0: the first clean step on a fresh wrench).
+    pub fault_hold: f64,
 }
 
 /// Why the controller stopped.
@@ -51,6 +64,9 @@ pub enum StopReason {
     },
     /// Anything else that made the step fail (e.g. an unusable joint state).
     Fault(String),
+    /// The control step itself failed (non-finite twist or joint velocity, solver error);
+    /// latched, see [`SafetyMonitor::latch`].
+    ControlFault(String),
 }
 
 impl fmt::Display for StopReason {
@@ -68,6 +84,7 @@ impl fmt::Display for StopReason {
                 "Jacobian near singular (smallest singular value {sigma_min:.3e})"
             ),
             Self::Fault(s) => write!(f, "{s}"),
+            Self::ControlFault(s) => write!(f, "control fault: {s}"),
         }
     }
 }
@@ -91,6 +108,36 @@ pub struct SafetyMonitor {
     stopped: Option<StopReason>,
     ever_active: bool,
     stops: u32,
+    /// A latched control fault: its message and since when the steps have been clean [s].
+    latched: Option<(String, Option<f64>)>,
+}
+
+/// Checks that the driver's joint names (`/joint_states`) are exactly the controller's joints
+/// (its URDF's movable joints), in any order: a joint the driver lacks cannot be read, and a
+/// driver joint the controller does not command makes the driver refuse every command.
+/// The error lists both sides.
+pub fn joint_names_match(controller: &[String], driver: &[String]) -> Result<(), String> {
+    let missing: Vec<&str> = controller
+        .iter()
+        .filter(|n| !driver.contains(n))
+        .map(String::as_str)
+        .collect();
+    let extra: Vec<&str> = driver
+        .iter()
+        .filter(|n| !controller.contains(n))
+        .map(String::as_str)
+        .collect();
+    if missing.is_empty() && extra.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "the driver's joint_states joints [{}] do not match the controller's URDF joints [{}] \
+         (missing from the driver: [{}]; not in the URDF: [{}]); not going active",
+        driver.join(", "),
+        controller.join(", "),
+        missing.join(", "),
+        extra.join(", ")
+    ))
 }
 
 impl SafetyMonitor {
@@ -104,7 +151,52 @@ impl SafetyMonitor {
             stopped: Some(StopReason::NoWrench),
             ever_active: false,
             stops: 0,
+            latched: None,
         }
+    }
+
+    /// Applies the control-fault latch to a period's outcome before [`record`](Self::record):
+    /// a [`StopReason::ControlFault`] is remembered; while one is remembered, an `Ok` outcome
+    /// stays a stop (with the fault's message) unless it comes from a computed step
+    /// (`computed`: a fresh wrench went through the whole control step) and the computed steps
+    /// have been clean for `fault_hold` seconds without interruption. Any stop restarts that
+    /// time.
+    pub fn latch(
+        &mut self,
+        now: f64,
+        outcome: Result<(), StopReason>,
+        computed: bool,
+    ) -> Result<(), StopReason> {
+        match outcome {
+            Err(StopReason::ControlFault(msg)) => {
+                self.latched = Some((msg.clone(), None));
+                Err(StopReason::ControlFault(msg))
+            }
+            Err(other) => {
+                if let Some((_, clean_since)) = &mut self.latched {
+                    *clean_since = None;
+                }
+                Err(other)
+            }
+            Ok(()) => {
+                let Some((msg, clean_since)) = &mut self.latched else {
+                    return Ok(());
+                };
+                if computed {
+                    let since = *clean_since.get_or_insert(now);
+                    if now - since >= self.config.fault_hold {
+                        self.latched = None;
+                        return Ok(());
+                    }
+                }
+                Err(StopReason::ControlFault(msg.clone()))
+            }
+        }
+    }
+
+    /// Whether a control fault is latched (see [`latch`](Self::latch)).
+    pub fn fault_latched(&self) -> bool {
+        self.latched.is_some()
     }
 
     /// Records a wrench received at `now` [s].
@@ -193,7 +285,69 @@ mod tests {
             wrench_timeout: 0.05,
             joint_state_timeout: 0.2,
             min_singular_value: 1e-3,
+            fault_hold: 0.1,
         })
+    }
+
+    /// Issue 12 item 11: after a non-finite-twist fault the status flipped back to `active` at
+    /// the next watchdog tick. The fault now holds through ticks and clears only after
+    /// `fault_hold` of clean computed steps.
+    #[test]
+    fn a_control_fault_latches_until_the_steps_are_clean_for_fault_hold() {
+        let mut m = monitor();
+        m.joint_state(0.0);
+        m.wrench(0.0, true);
+        assert_eq!(m.record(m.inputs_ok(0.0)), Some(Transition::Resumed));
+        let fault = StopReason::ControlFault("twist is not finite".into());
+        let r = m.latch(0.002, Err(fault.clone()), true);
+        assert_eq!(m.record(r), Some(Transition::Stopped(fault.clone())));
+        // Watchdog ticks with sane inputs: still stopped, however long.
+        for k in 2..200 {
+            let now = 0.002 * k as f64;
+            m.joint_state(now);
+            m.wrench(now, true);
+            let r = m.latch(now, m.inputs_ok(now), false);
+            assert_eq!(r, Err(fault.clone()));
+            assert_eq!(m.record(r), None);
+        }
+        // Clean computed steps: held for fault_hold (0.1 s), then resumed.
+        let mut resumed_at = None;
+        for k in 0..100 {
+            let now = 1.0 + 0.002 * k as f64;
+            m.joint_state(now);
+            m.wrench(now, true);
+            // a stale wrench in the middle restarts the hold
+            let outcome = if k == 10 {
+                Err(StopReason::StaleWrench { age: 0.06 })
+            } else {
+                m.inputs_ok(now)
+            };
+            let r = m.latch(now, outcome, true);
+            if m.record(r) == Some(Transition::Resumed) {
+                resumed_at = Some(now);
+                break;
+            }
+        }
+        let t = resumed_at.expect("resumes after clean steps");
+        // the hold restarted at the first clean step after the stale wrench (1.022 s)
+        assert!(t > 1.122 - 1e-9 && t < 1.124 + 1e-9, "{t}");
+        assert!(!m.fault_latched());
+        assert_eq!(m.stops(), 1);
+    }
+
+    /// Issue 12 item 9: a controller given a 5-joint (or 7-joint) URDF reported `active` while
+    /// the driver refused every command; the names must match exactly, in any order.
+    #[test]
+    fn driver_joints_must_be_exactly_the_controllers() {
+        let names = |n: usize| (1..=n).map(|k| format!("joint_{k}")).collect::<Vec<_>>();
+        assert!(joint_names_match(&names(6), &names(6)).is_ok());
+        let mut reversed = names(6);
+        reversed.reverse();
+        assert!(joint_names_match(&names(6), &reversed).is_ok());
+        let e = joint_names_match(&names(5), &names(6)).unwrap_err();
+        assert!(e.contains("not in the URDF: [joint_6]"), "{e}");
+        let e = joint_names_match(&names(7), &names(6)).unwrap_err();
+        assert!(e.contains("missing from the driver: [joint_7]"), "{e}");
     }
 
     #[test]

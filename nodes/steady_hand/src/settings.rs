@@ -109,6 +109,7 @@ impl AdmittanceControllerParams {
             wrench_timeout: self.safety.wrench_timeout,
             joint_state_timeout: self.safety.joint_state_timeout,
             min_singular_value: self.safety.min_singular_value,
+            fault_hold: self.safety.fault_hold,
         }
     }
 
@@ -232,5 +233,63 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.to_string().contains("plane.normal"), "{err}");
+    }
+
+    /// Issue 12 item 9: every gain, scale and timeout has a sane finite range (before: scales
+    /// up to 1e6 1/N, speeds up to 1e6 m/s, user gains up to 1e9), and NaN/inf are refused.
+    #[test]
+    fn gains_scales_and_timeouts_have_sane_finite_ranges() {
+        let controller =
+            "admittance_controller:\n  ros__parameters:\n    robot_description_file: x.urdf\n";
+        let user = "simulated_user:\n  ros__parameters:\n";
+        let cases = [
+            (
+                controller,
+                "    shaping:\n      force_scale: 1.0e5\n",
+                "shaping.force_scale",
+            ),
+            (
+                controller,
+                "    shaping:\n      torque_scale: .inf\n",
+                "shaping.torque_scale",
+            ),
+            (
+                controller,
+                "    limits:\n      max_linear_velocity: 1.0e5\n",
+                "limits.max_linear_velocity",
+            ),
+            (
+                controller,
+                "    limits:\n      max_angular_velocity: 1.0e5\n",
+                "limits.max_angular_velocity",
+            ),
+            (
+                controller,
+                "    safety:\n      wrench_timeout: .nan\n",
+                "safety.wrench_timeout",
+            ),
+            (
+                controller,
+                "    safety:\n      fault_hold: 1.0e308\n",
+                "safety.fault_hold",
+            ),
+            (user, "    error_gain: 1.0e9\n", "error_gain"),
+            (
+                user,
+                "    model:\n      correction_gain: 1.0e9\n",
+                "model.correction_gain",
+            ),
+            (user, "    duration: 1.0e308\n", "duration"),
+        ];
+        for (head, extra, name) in cases {
+            let (decls, node) = if head == user {
+                (user_declarations(), "/simulated_user")
+            } else {
+                (controller_declarations(), "/admittance_controller")
+            };
+            let text = format!("{head}{extra}");
+            let err = Params::resolve(&decls, node, &[("p.yaml", &text)], &[]).unwrap_err();
+            assert!(err.to_string().contains(name), "{extra}: {err}");
+        }
     }
 }

@@ -44,7 +44,7 @@ enum Cmd {
         #[arg(long, default_value = "config/hand_model_nominal.yaml")]
         params: PathBuf,
         /// Perturb the model first (1.0 = offsets ±5°, lengths/gains ±10 %), seeded by --truth-seed.
-        #[arg(long, default_value_t = 0.0)]
+        #[arg(long, default_value_t = 0.0, value_parser = non_negative)]
         perturb: f64,
         /// Seed of the perturbation.
         #[arg(long, default_value_t = 42)]
@@ -59,10 +59,10 @@ enum Cmd {
         #[arg(long, default_value_t = 0)]
         first_pose: usize,
         /// Vision noise, standard deviation per axis, mm.
-        #[arg(long, default_value_t = 1.0)]
+        #[arg(long, default_value_t = 1.0, value_parser = non_negative)]
         vision_noise: f64,
         /// Glove sensor noise, standard deviation, counts.
-        #[arg(long, default_value_t = 0.5)]
+        #[arg(long, default_value_t = 0.5, value_parser = non_negative)]
         sensor_noise: f64,
         /// Keep fractional counts (default: round like the glove's 8-bit converters).
         #[arg(long)]
@@ -93,7 +93,7 @@ enum Cmd {
         #[arg(long)]
         report_dir: Option<PathBuf>,
         /// Condition number above which a warning is printed.
-        #[arg(long, default_value_t = 100.0)]
+        #[arg(long, default_value_t = 100.0, value_parser = positive)]
         cond_warn: f64,
     },
     /// Report fingertip errors of a model on a CSV.
@@ -108,9 +108,46 @@ enum Cmd {
         #[arg(long)]
         report_dir: Option<PathBuf>,
         /// Exit with failure if any error exceeds this many mm.
-        #[arg(long)]
+        #[arg(long, value_parser = non_negative)]
         max_error: Option<f64>,
     },
+}
+
+/// A finite number ≥ 0 (noise, perturbation, error bound): NaN would make every comparison
+/// false, so `--max-error nan` passed every model and `--vision-noise nan` wrote a CSV that
+/// `calibrate` refuses.
+fn non_negative(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        Ok(v) => Err(format!("{v} is not a finite number >= 0")),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// A finite number > 0 (a condition-number threshold).
+fn positive(s: &str) -> Result<f64, String> {
+    match non_negative(s)? {
+        v if v > 0.0 => Ok(v),
+        v => Err(format!("{v} is not a finite number > 0")),
+    }
+}
+
+/// Refuses errors that cannot be reported or plotted (an error or its square overflows: tips
+/// of 1e300 m): the finger is named, nothing is drawn.
+fn check_errors(errs: &[(Finger, Vec<f64>)]) -> Result<(), HandError> {
+    for (f, e) in errs {
+        let s = ErrorStats::from_errors(e);
+        if !(s.rms.is_finite() && s.max.is_finite() && s.max * 1e3 <= 1e12) {
+            return Err(HandError::InvalidData(format!(
+                "{}: fingertip errors are not usable numbers (rms {} m, max {} m); the data or \
+                 the model is far out of range",
+                f.name(),
+                s.rms,
+                s.max
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> HandError + '_ {
@@ -137,6 +174,7 @@ fn histogram(
     title: &str,
     errs: &[(Finger, Vec<f64>)],
 ) -> Result<(), HandError> {
+    check_errors(errs)?;
     std::fs::create_dir_all(dir).map_err(io_err(dir))?;
     let mut h = rpq_plot::Histogram::new(title, "fingertip position error (mm)", 25);
     let max = errs
@@ -152,16 +190,16 @@ fn histogram(
     let (png, svg) = h
         .save(dir.join(stem))
         .map_err(|e| HandError::Plot(e.to_string()))?;
-    println!("histogram: {} {}", png.display(), svg.display());
+    rpq_base::outln!("histogram: {} {}", png.display(), svg.display());
     Ok(())
 }
 
 fn print_stats(errs: &[(Finger, Vec<f64>)]) -> ErrorStats {
-    println!("finger   samples    rms (mm)   mean (mm)   max (mm)");
+    rpq_base::outln!("finger   samples    rms (mm)   mean (mm)   max (mm)");
     let mut all = Vec::new();
     for (f, e) in errs {
         let s = ErrorStats::from_errors(e);
-        println!(
+        rpq_base::outln!(
             "{:<8} {:>7} {:>10.3} {:>11.3} {:>10.3}",
             f.name(),
             s.samples,
@@ -172,7 +210,7 @@ fn print_stats(errs: &[(Finger, Vec<f64>)]) -> ErrorStats {
         all.extend_from_slice(e);
     }
     let s = ErrorStats::from_errors(&all);
-    println!(
+    rpq_base::outln!(
         "{:<8} {:>7} {:>10.3} {:>11.3} {:>10.3}",
         "all",
         s.samples,
@@ -211,7 +249,7 @@ fn run(cli: Cli) -> Result<ExitCode, HandError> {
                     params.display()
                 ));
                 std::fs::write(t, text).map_err(io_err(t))?;
-                println!("true model: {}", t.display());
+                rpq_base::outln!("true model: {}", t.display());
             }
             let opts = SimOptions {
                 poses,
@@ -231,7 +269,7 @@ fn run(cli: Cli) -> Result<ExitCode, HandError> {
             }
             let f = std::fs::File::create(&out).map_err(io_err(&out))?;
             data::write_csv(std::io::BufWriter::new(f), &samples).map_err(io_err(&out))?;
-            println!(
+            rpq_base::outln!(
                 "wrote {} rows ({poses} poses x 5 fingers) to {}",
                 samples.len(),
                 out.display()
@@ -263,12 +301,12 @@ fn run(cli: Cli) -> Result<ExitCode, HandError> {
                 bar.inc(1);
             })?;
             bar.finish_and_clear();
-            println!(
+            rpq_base::outln!(
                 "calibrated {} samples in {:.1} ms",
                 samples.len(),
                 t0.elapsed().as_secs_f64() * 1e3
             );
-            print!("{}", report.summary());
+            rpq_base::out!("{}", report.summary());
             let mut model = model;
             model.name = format!("calibrated from {}", data_path.display());
             let text = model.to_yaml_string(&format!(
@@ -280,13 +318,13 @@ fn run(cli: Cli) -> Result<ExitCode, HandError> {
                 std::fs::create_dir_all(dir).map_err(io_err(dir))?;
             }
             std::fs::write(&out, text).map_err(io_err(&out))?;
-            println!("calibrated model: {}", out.display());
+            rpq_base::outln!("calibrated model: {}", out.display());
             std::fs::create_dir_all(&report_dir).map_err(io_err(&report_dir))?;
             let rp = report_dir.join("calibration_report.yaml");
             let yaml =
                 serde_yaml::to_string(&report).map_err(|e| HandError::Parse(e.to_string()))?;
             std::fs::write(&rp, yaml).map_err(io_err(&rp))?;
-            println!("report: {}", rp.display());
+            rpq_base::outln!("report: {}", rp.display());
             let errs: Vec<(Finger, Vec<f64>)> = report
                 .fingers
                 .iter()
@@ -315,6 +353,7 @@ fn run(cli: Cli) -> Result<ExitCode, HandError> {
             let model = HandModel::from_yaml_file(&params)?;
             let samples = data::read_csv_file(&data_path)?;
             let errs = per_finger_errors(&model, &samples);
+            check_errors(&errs)?;
             let all = print_stats(&errs);
             histogram(
                 &report_dir,
@@ -327,7 +366,7 @@ fn run(cli: Cli) -> Result<ExitCode, HandError> {
                     eprintln!("max error {:.3} mm exceeds {lim} mm", all.max * 1e3);
                     return Ok(ExitCode::FAILURE);
                 }
-                println!("all errors below {lim} mm");
+                rpq_base::outln!("all errors below {lim} mm");
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -162,9 +162,9 @@ struct Sweep {
 /// Prints what is evaluated and writes `grid.txt`.
 fn describe(a: &Args, sw: &Sweep) -> Res<()> {
     let nb = sw.nb;
-    println!("rpq_eval: two RX60B arms facing each other (left at the origin, right at x = d turned by 180°).");
-    println!("grid: {}", eval::GRID_DESCRIPTION);
-    println!(
+    rpq_base::outln!("rpq_eval: two RX60B arms facing each other (left at the origin, right at x = d turned by 180°).");
+    rpq_base::outln!("grid: {}", eval::GRID_DESCRIPTION);
+    rpq_base::outln!(
         "{} configuration pairs per distance (stride {}); {nb} links with meshes per arm, {} link pairs; \
          collision matrix: pairs proven apart, then {} random samples and local refinement, margin {} m; single-threaded timings of the collision query only \
          (posing the arms excluded), fastest of --reps passes.",
@@ -314,8 +314,10 @@ fn table1(
     modes: usize,
 ) -> Res<(Series, Series)> {
     let idx = &sw.idx;
-    println!("\nTable 1: colliding configuration pairs per base distance (ours vs paper)");
-    println!("  dist (m) | checked | ours colliding | ours free | paper colliding | paper free");
+    rpq_base::outln!("\nTable 1: colliding configuration pairs per base distance (ours vs paper)");
+    rpq_base::outln!(
+        "  dist (m) | checked | ours colliding | ours free | paper colliding | paper free"
+    );
     let mut t1 = String::from(
         "distance_m,checked,colliding,not_colliding,paper_colliding,paper_not_colliding\n",
     );
@@ -327,7 +329,7 @@ fn table1(
         let (pc, pf) = p.map_or((String::from("-"), String::from("-")), |(_, c, f)| {
             (c.to_string(), f.to_string())
         });
-        println!(
+        rpq_base::outln!(
             "  {d:8.2} | {:7} | {c:14} | {:9} | {pc:>15} | {pf:>10}",
             idx.len(),
             idx.len() - c
@@ -339,7 +341,7 @@ fn table1(
         }
     }
     std::fs::write(a.out.join("table1.csv"), t1)?;
-    println!(
+    rpq_base::outln!(
         "  all optimization settings gave identical colliding answers: {} ({mismatches} mismatches over {} modes)",
         if mismatches == 0 { "yes" } else { "NO" },
         modes
@@ -355,11 +357,11 @@ fn table2(
     results: &[(f64, Vec<ModeResult>)],
     nb: usize,
 ) -> Res<Series> {
-    println!(
+    rpq_base::outln!(
         "\nTable 2: link pairs solved by the collision matrix (ours: {} pairs, paper: 81)",
         nb * nb
     );
-    println!("  dist (m) | never-colliding pairs | share of pairs | share of pair queries in sweep | paper");
+    rpq_base::outln!("  dist (m) | never-colliding pairs | share of pairs | share of pair queries in sweep | paper");
     let mut t2 = String::from(
         "distance_m,never_pairs,share_of_pairs_pct,share_of_pair_queries_pct,paper_pct\n",
     );
@@ -377,7 +379,7 @@ fn table2(
             .iter()
             .find(|(x, _)| (x - d).abs() < 1e-9)
             .map(|p| p.1);
-        println!(
+        rpq_base::outln!(
             "  {d:8.2} | {never:21} | {share:13.2}% | {:>29} | {}",
             dyn_share.map_or("-".into(), |x| format!("{x:.2}%")),
             paper.map_or("-".into(), |x| format!("{x:.2}%"))
@@ -404,18 +406,18 @@ fn figures(
     t2_ours: &[(f64, f64)],
 ) -> Res<Vec<(PathBuf, PathBuf)>> {
     let (t1_ours, t1_paper) = t1;
-    println!("\nFig. 3 / Fig. 4: mean time per collision query (µs), single-threaded");
-    print!("  dist (m)");
+    rpq_base::outln!("\nFig. 3 / Fig. 4: mean time per collision query (µs), single-threaded");
+    rpq_base::out!("  dist (m)");
     for m in modes {
-        print!(" | {:>20}", m.label);
+        rpq_base::out!(" | {:>20}", m.label);
     }
-    println!();
+    rpq_base::outln!();
     for (d, rs) in results {
-        print!("  {d:8.2}");
+        rpq_base::out!("  {d:8.2}");
         for r in rs {
-            print!(" | {:20.2}", r.mean_us);
+            rpq_base::out!(" | {:20.2}", r.mean_us);
         }
-        println!();
+        rpq_base::outln!();
     }
     let series = |k: usize| -> Vec<(f64, f64)> {
         results.iter().map(|(d, rs)| (*d, rs[k].mean_us)).collect()
@@ -470,7 +472,7 @@ fn figures(
 /// `distance.csv`) and prints the summary per distance.
 fn distance_sweep(a: &Args, scenes: &mut [(f64, Scenario)], sw: &Sweep) -> Res<()> {
     let (g, total, nb) = (&sw.g, sw.total, sw.nb);
-    println!("\nrobot–robot minimum distance (closest link pair, witness points), {} configuration pairs per distance:", a.distance_samples);
+    rpq_base::outln!("\nrobot–robot minimum distance (closest link pair, witness points), {} configuration pairs per distance:", a.distance_samples);
     let pick: Vec<usize> = (0..a.distance_samples.clamp(1, total))
         .map(|i| i * total / a.distance_samples.clamp(1, total))
         .collect();
@@ -518,7 +520,7 @@ fn distance_sweep(a: &Args, scenes: &mut [(f64, Scenario)], sw: &Sweep) -> Res<(
     pb.finish_and_clear();
     std::fs::write(a.out.join("distance.csv"), dist_csv)?;
     for (d, exact, on, off, differ) in &dist_rows {
-        println!(
+        rpq_base::outln!(
             "  d = {d:.2} m: {on:9.1} µs with box-bound pruning ({exact:.1} of {} link pairs reach the mesh engine), \
              {off:9.1} µs without; answers differing: {differ}",
             nb * nb
@@ -556,7 +558,7 @@ fn parallel_sweep(a: &Args, scenes: &[(f64, Scenario)], sw: &Sweep) -> Res<()> {
     });
     let el = t0.elapsed().as_secs_f64();
     let n = total * a.distances.len();
-    println!(
+    rpq_base::outln!(
         "\nparallel sweep (rayon, 2 threads, all optimizations, posing included): {n} configuration pairs in {el:.3} s = {:.0} pairs/s ({hits} colliding)",
         n as f64 / el
     );
@@ -579,7 +581,9 @@ fn cross_check_parry(
         (a.distances.len() * (total + a.parry_distance_samples)) as u64,
         "parry cross-check",
     );
-    println!("\ncross-check with parry3d-f64 (all 49 link pairs, intersection_test / distance):");
+    rpq_base::outln!(
+        "\ncross-check with parry3d-f64 (all 49 link pairs, intersection_test / distance):"
+    );
     for (d, rs) in results {
         let s = &mut scenes.iter_mut().find(|(x, _)| x == d).expect("built").1;
         let (mut ours_c, mut parry_c, mut diff) = (0usize, 0usize, 0usize);
@@ -609,7 +613,7 @@ fn cross_check_parry(
             worst = worst.max((pd - od).abs());
             pb.inc(1);
         }
-        println!(
+        rpq_base::outln!(
             "  d = {d:.2} m: colliding ours {ours_c}, parry {parry_c}, differing configurations {diff}; max |Δ distance| over {} pairs {worst:.2e} m",
             a.parry_distance_samples
             );
@@ -628,8 +632,10 @@ fn print_trends(
     let (idx, nb) = (&sw.idx, sw.nb);
     let first = &results.first().expect("distances").1;
     let last = &results.last().expect("distances").1;
-    println!("\nTrends (our meshes and grid are not Staubli's, so counts differ; compare shapes):");
-    println!(
+    rpq_base::outln!(
+        "\nTrends (our meshes and grid are not Staubli's, so counts differ; compare shapes):"
+    );
+    rpq_base::outln!(
         "  * Table 1: colliding pairs fall monotonically with distance as in the paper ({} → {}), but our grid fixes the wrist \
          and samples joints 1-3 at cell centres, so fewer configurations reach across than in the paper's 6-DOF grid.",
         first[0].colliding.iter().filter(|&&x| x).count(),
@@ -644,7 +650,7 @@ fn print_trends(
             format!("{d} m: {}", modes[k].label)
         })
         .collect();
-    println!(
+    rpq_base::outln!(
         "  * Fig. 3: fastest resolution setting per distance: {}. As in the paper, L1 pays off more as the robots move \
          apart (the whole-robot boxes separate {:.0}% of the queries at the nearest distance, {:.0}% at the farthest), so \
          its gain over L2+L3 is smallest when the robots are close ({:.2} vs {:.2} µs at {} m; the paper found L2+L3 \
@@ -662,7 +668,7 @@ fn print_trends(
         .filter(|(_, rs)| rs[4].mean_us < rs[0].mean_us)
         .map(|(d, _)| format!("{d}"))
         .collect();
-    println!(
+    rpq_base::outln!(
         "  * Table 2 / Fig. 4: as in the paper the collision matrix solves more link pairs as the robots move apart \
          ({:.0}% of the pair queries at {} m, {:.0}% at {} m). CM was faster than plain L3 at {} of {} distances ({} m). \
          Our shares of never-colliding pairs ({}) exceed the paper's at every distance (49 pairs of our 7 meshed links \
@@ -719,7 +725,7 @@ fn print_trends(
                 .collect();
             (f, s)
         };
-        println!(
+        rpq_base::outln!(
             "  * Weight matrix (paper §3.2.2) at {d0} m, L3 alone vs L3+WM: {p0:.1} → {p1:.1} mesh-level pair queries per \
              collision query (fewer, as the paper intends), {b0:.0} → {b1:.0} bounding-volume tests inside the engine, \
              {t0:.2} → {t1:.2} µs. On top of L1+L2+L3 it was faster at [{}] m and slower at [{}] m: the pairs it ranks \
@@ -733,7 +739,7 @@ fn print_trends(
 
 /// Lists the files written.
 fn list_outputs(a: &Args, plots: &[(PathBuf, PathBuf)]) {
-    println!("\nwrote {}:", a.out.display());
+    rpq_base::outln!("\nwrote {}:", a.out.display());
     for f in [
         "grid.txt",
         "timing.csv",
@@ -742,10 +748,10 @@ fn list_outputs(a: &Args, plots: &[(PathBuf, PathBuf)]) {
         "answers.csv",
         "distance.csv",
     ] {
-        println!("  {}", a.out.join(f).display());
+        rpq_base::outln!("  {}", a.out.join(f).display());
     }
     for (png, svg) in plots {
-        println!("  {} {}", png.display(), svg.display());
+        rpq_base::outln!("  {} {}", png.display(), svg.display());
     }
 }
 

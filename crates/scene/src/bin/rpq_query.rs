@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use rpq_scene::spec::{run_table, write_results};
+use rpq_scene::spec::{run_table, write_results, Limits};
 use rpq_scene::{
     generate_collision_matrix, CollisionMatrix, ConfigTable, GeneratorSettings, ResolutionLevels,
     SceneError, SceneSpec,
@@ -15,6 +15,9 @@ use rpq_scene::{
 /// Reads a scene (YAML: robots from URDF with base poses, objects from STL) and a CSV of
 /// joint configurations (header `robot/joint`, radians), and writes one CSV line per
 /// configuration: `index,colliding,min_distance,link_a,link_b,ax,ay,az,bx,by,bz`.
+/// A configuration outside a joint's position limits stops the run with its line (exit 2)
+/// unless --allow-outside-limits is given, which answers it and adds a last column
+/// `within_limits` (1/0). A closed standard output (`rpq_query … | head`) ends the run quietly.
 #[derive(Parser, Debug)]
 #[command(version)]
 struct Args {
@@ -25,6 +28,10 @@ struct Args {
     /// Output CSV (default: standard output).
     #[arg(short, long)]
     output: Option<PathBuf>,
+    /// Answer configurations outside the joints' position limits too, and flag every row in
+    /// a last column `within_limits` (1/0); without it such a row is an error.
+    #[arg(long)]
+    allow_outside_limits: bool,
     /// Resolution levels (overrides the scene's options).
     #[arg(long, value_parser = parse_levels)]
     levels: Option<ResolutionLevels>,
@@ -130,7 +137,12 @@ fn run(a: Args) -> Result<(), SceneError> {
         eprintln!("note: no collision matrix in the scene; running without one");
     }
     let table = ConfigTable::load(configs, &scene.scenario)?;
-    let rows = run_table(&mut scene.scenario, &table, &opts).map_err(|e| match e {
+    let limits = if a.allow_outside_limits {
+        Limits::Flag
+    } else {
+        Limits::Refuse
+    };
+    let rows = run_table(&mut scene.scenario, &table, &opts, limits).map_err(|e| match e {
         SceneError::Csv { line, message, .. } => SceneError::Csv {
             path: configs.clone(),
             line,
@@ -142,13 +154,17 @@ fn run(a: Args) -> Result<(), SceneError> {
     match &a.output {
         Some(p) => {
             let mut f = std::io::BufWriter::new(std::fs::File::create(p).map_err(io(p.clone()))?);
-            write_results(&mut f, &scene.scenario, &rows).map_err(io(p.clone()))?;
+            write_results(&mut f, &scene.scenario, &rows, limits).map_err(io(p.clone()))?;
             f.flush().map_err(io(p.clone()))?;
         }
         None => {
             let stdout = std::io::stdout();
             let mut l = stdout.lock();
-            write_results(&mut l, &scene.scenario, &rows).map_err(io("<stdout>".into()))?;
+            match write_results(&mut l, &scene.scenario, &rows, limits) {
+                // The reader went away (`| head`): nothing more to say, not an error.
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+                r => r.map_err(io("<stdout>".into()))?,
+            }
         }
     }
     Ok(())

@@ -168,17 +168,27 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     bar.finish_and_clear();
 
     // ---------------- tables ----------------
-    println!("Rotational RCM-cone task (gamma = 30 deg, tool length 1; 100 Hz; {dur} s per run)");
-    println!(
-        "{:<38} {:>10} {:>14} {:>16} {:>8}",
-        "case", "start err", "mean |err|", "last-quarter err", "turns"
+    rpq_base::outln!(
+        "Rotational RCM-cone task (gamma = 30 deg, tool length 1; 100 Hz; {dur} s per run)"
     );
-    println!(
+    rpq_base::outln!(
         "{:<38} {:>10} {:>14} {:>16} {:>8}",
-        "", "[deg]", "[deg]", "[deg]", ""
+        "case",
+        "start err",
+        "mean |err|",
+        "last-quarter err",
+        "turns"
+    );
+    rpq_base::outln!(
+        "{:<38} {:>10} {:>14} {:>16} {:>8}",
+        "",
+        "[deg]",
+        "[deg]",
+        "[deg]",
+        ""
     );
     for c in &cone {
-        println!(
+        rpq_base::outln!(
             "{:<38} {:>10.2} {:>14.3} {:>16.3} {:>8.2}",
             c.label,
             c.run.angle_error[0].to_degrees(),
@@ -187,10 +197,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             c.run.swept / std::f64::consts::TAU
         );
     }
-    println!();
+    rpq_base::outln!();
     let table = |title: &str, paper: &[(f64, f64, f64, f64, f64); 3], ours: &[Vec<SineRun>]| {
-        println!("{title}");
-        println!(
+        rpq_base::outln!("{title}");
+        rpq_base::outln!(
             "{:>5} | {:>9} {:>7} {:>10} {:>8} {:>7} | {:>9} {:>7} {:>10} {:>8} {:>7} {:>5}",
             "c_tau",
             "paper t",
@@ -211,7 +221,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let (t, ts) = mean_std(&runs.iter().map(|r| r.time).collect::<Vec<_>>());
             let (e, es) = mean_std(&runs.iter().map(|r| r.mean_error).collect::<Vec<_>>());
             let done = runs.iter().filter(|r| r.completed).count();
-            println!(
+            rpq_base::outln!(
                 "{:>5.1} | {:>9.3} {:>7.3} {:>10.3} {:>8.3} {:>7.2} | {:>9.3} {:>7.3} {:>10.3} {:>8.3} {:>7.2} {:>3}/{}",
                 p.0,
                 p.1,
@@ -228,10 +238,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 runs.len()
             );
         }
-        println!();
+        rpq_base::outln!();
     };
-    println!("Translational sine-path task: 35 mm amplitude, 70 mm wavelength, 2 wavelengths, 1 kHz, simulated user, {} trials", seeds.len());
-    println!("('norm' = error divided by the closed-loop c_tau = 0 error of the same source; paper errors are in its pixel units)");
+    rpq_base::outln!("Translational sine-path task: 35 mm amplitude, 70 mm wavelength, 2 wavelengths, 1 kHz, simulated user, {} trials", seeds.len());
+    rpq_base::outln!("('norm' = error divided by the closed-loop c_tau = 0 error of the same source; paper errors are in its pixel units)");
     table("Table I (open-loop virtual fixture)", &PAPER_OPEN, &open);
     table(
         "Table II (closed-loop virtual fixture, k_d = 0.08)",
@@ -317,6 +327,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "loop,c_tau,seed,time_s,mean_error_mm,max_error_mm,completed",
         summary.into_iter(),
     )?;
-    println!("plots and CSV written to {}", args.out.display());
+    rpq_base::outln!("plots and CSV written to {}", args.out.display());
     Ok(())
 }

@@ -6,19 +6,24 @@
 //!
 //! | interface | type | behaviour |
 //! |---|---|---|
-//! | srv `~/calibrate` | `rpq_interfaces/CalibrateGlove` | reads the data (`*.csv`: `pose,finger,s0,s1,s2,s3,x,y,z`; else a rosbag2, see `hand_teleop::bag_input`), calibrates from `initial_model_file`, saves the YAML, answers with the figures |
+//! | srv `~/calibrate` | `rpq_interfaces/CalibrateGlove` | reads `data_file` inside `data_directory` (`*.csv`: `pose,finger,s0,s1,s2,s3,x,y,z`; `*.mcap` or a rosbag2 directory, see `hand_teleop::bag_input`), calibrates from `initial_model_file`, saves the YAML as `output_file` (default: the parameter `output_file`) inside `output_directory`, answers with the figures; names outside the directories, special files and non-finite results are refused (`success: false`), see `hand_teleop::calibration` |
 //! | pub `~/report` | `std_msgs/String` | latched: the text report of the last calibration |
+//!
+//! A calibration runs on a worker thread, so the node keeps answering while it works (a
+//! 5,000-row calibration takes seconds); a request that arrives meanwhile is refused at once
+//! with `success: false` and a message saying what is being calibrated and since when.
 
 use std::error::Error;
 use std::pin::pin;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
 
 use futures::StreamExt;
+use hand_teleop::calibration::CalibrationService;
 use hand_teleop::settings;
-use rpq_hand::{calib, CalibOptions, HandModel};
-use rpq_ros::interfaces::rpq_interfaces::srv::{
-    CalibrateGlove, CalibrateGloveRequest, CalibrateGloveResponse,
-};
+use rpq_hand::HandModel;
+use rpq_ros::interfaces::rpq_interfaces::srv::{CalibrateGlove, CalibrateGloveResponse};
 use rpq_ros::msg::std_msgs::String as StringMsg;
 use rpq_ros::run::NodeStart;
 use rpq_ros::{qos, ros_info, ros_warn};
@@ -31,96 +36,88 @@ fn main() -> ExitCode {
     )
 }
 
-fn calibrate(
-    initial: &HandModel,
-    cond: f64,
-    default_out: &str,
-    req: &CalibrateGloveRequest,
-) -> CalibrateGloveResponse {
-    let fail = |message: String| CalibrateGloveResponse {
-        success: false,
-        message,
-        ..Default::default()
-    };
-    let samples = match hand_teleop::bag_input::load_samples(&req.data_file) {
-        Ok(s) => s,
-        Err(e) => return fail(e),
-    };
-    let opts = CalibOptions {
-        cond_warn: cond,
-        ..Default::default()
-    };
-    let (mut model, report) = match calib::calibrate(initial, &samples, &opts, |_| {}) {
-        Ok(r) => r,
-        Err(e) => return fail(e.to_string()),
-    };
-    let out = if req.output_file.is_empty() {
-        default_out
-    } else {
-        &req.output_file
-    };
-    model.name = format!("calibrated from {}", req.data_file);
-    let text = model.to_yaml_string(&format!(
-        "calibrated by glove_calibration from {}",
-        req.data_file
-    ));
-    if let Err(e) = std::fs::write(out, text) {
-        return fail(format!("cannot save {out}: {e}"));
-    }
-    let converged = report.fingers.iter().all(|r| r.converged);
-    CalibrateGloveResponse {
-        success: converged,
-        message: format!(
-            "calibrated {} fingers from {} samples{}",
-            report.fingers.len(),
-            samples.len(),
-            if converged {
-                ""
-            } else {
-                "; a finger did not converge"
-            }
-        ),
-        report: report.summary(),
-        fingers: report
-            .fingers
-            .iter()
-            .map(|r| r.finger.name().to_string())
-            .collect(),
-        rms_error: report.fingers.iter().map(|r| r.after.rms).collect(),
-        max_error: report.fingers.iter().map(|r| r.after.max).collect(),
-        condition_number: report.fingers.iter().map(|r| r.condition_number).collect(),
-        saved_file: out.to_string(),
-    }
-}
-
 async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
     let (mut node, shutdown, _, log) = start.into_parts();
     let p = settings::GloveCalibrationParams::from_params(node.params())?;
     let initial = HandModel::from_yaml_file(&p.initial_model_file)?;
-    let out = p.output_file.clone();
-    let cond = p.condition_warning;
+    let service = CalibrationService::new(initial, &p)?;
     let report_pub = node.publisher::<StringMsg>(settings::REPORT_TOPIC, qos::latched())?;
     let srv = node.service::<CalibrateGlove>(settings::CALIBRATE_SERVICE)?;
     let mut requests = pin!(srv.receive_request_stream());
+    match service.data_directory() {
+        Some(d) if d.is_dir() => ros_info!(log, "request data files are read from {}", d.display()),
+        Some(d) => ros_warn!(
+            log,
+            "data_directory {} does not exist: ~/calibrate is refused until it is created",
+            d.display()
+        ),
+        None => ros_warn!(
+            log,
+            "data_directory is not set: ~/calibrate reads no files and is refused"
+        ),
+    }
+    match service.output_directory() {
+        Some(d) => ros_info!(log, "calibrated models are saved in {}", d.display()),
+        None => ros_info!(
+            log,
+            "output_directory is not set: calibrated models are not saved"
+        ),
+    }
     ros_info!(log, "glove_calibration ready");
+    let service = Arc::new(service);
+    // The calibration in progress: its worker, and (request id, data file, start) apart, so
+    // that the request branch can read them while the worker branch is polled.
+    let mut worker: Option<tokio::task::JoinHandle<CalibrateGloveResponse>> = None;
+    let mut current = None;
     loop {
         tokio::select! {
             _ = shutdown.wait() => break,
+            done = async { worker.as_mut().expect("guarded by the branch condition").await }, if worker.is_some() => {
+                worker = None;
+                let Some((id, _, _)) = current.take() else { continue };
+                let resp = done.unwrap_or_else(|e| CalibrateGloveResponse {
+                    success: false,
+                    message: format!("the calibration stopped: {e}"),
+                    ..Default::default()
+                });
+                if resp.success {
+                    ros_info!(log, "{}; saved {:?}", resp.message, resp.saved_file);
+                    let _ = report_pub.publish(StringMsg { data: resp.report.clone() });
+                } else {
+                    ros_warn!(log, "calibration failed: {}", resp.message);
+                }
+                for line in resp.report.lines().filter(|l| l.contains("WARNING")) {
+                    ros_warn!(log, "{}", line.trim());
+                }
+                if let Err(e) = srv.async_send_response(id, resp).await {
+                    ros_warn!(log, "cannot answer ~/calibrate: {e}");
+                }
+            }
             item = requests.next() => {
                 match item {
                     Some(Ok((id, req))) => {
-                        ros_info!(log, "calibrating from {}", req.data_file);
-                        let resp = calibrate(&initial, cond, &out, &req);
-                        if resp.success {
-                            ros_info!(log, "{}; saved {}", resp.message, resp.saved_file);
-                            let _ = report_pub.publish(StringMsg { data: resp.report.clone() });
-                        } else {
-                            ros_warn!(log, "calibration failed: {}", resp.message);
+                        if let Some((_, file, since)) = &current {
+                            let file: &String = file;
+                            let since: &Instant = since;
+                            let resp = CalibrateGloveResponse {
+                                success: false,
+                                message: format!(
+                                    "busy: calibrating from {file:?} since {:.1} s; call again when it is done",
+                                    since.elapsed().as_secs_f64()
+                                ),
+                                ..Default::default()
+                            };
+                            ros_warn!(log, "~/calibrate refused: {}", resp.message);
+                            if let Err(e) = srv.async_send_response(id, resp).await {
+                                ros_warn!(log, "cannot answer ~/calibrate: {e}");
+                            }
+                            continue;
                         }
-                        for line in resp.report.lines().filter(|l| l.contains("WARNING")) {
-                            ros_warn!(log, "{}", line.trim());
-                        }
-                        let _ = srv.async_send_response(id, resp).await;
+                        // {:?}: a name with control characters cannot forge log lines.
+                        ros_info!(log, "calibrating from {:?}", req.data_file);
+                        let svc = Arc::clone(&service);
+                        current = Some((id, req.data_file.clone(), Instant::now()));
+                        worker = Some(tokio::task::spawn_blocking(move || svc.calibrate(&req)));
                     }
                     Some(Err(e)) => ros_warn!(log, "bad request: {}", e),
                     None => return Err("the request stream ended".into()),

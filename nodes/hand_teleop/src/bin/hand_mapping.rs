@@ -147,3 +147,31 @@ async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
     ros_info!(log, "shutting down");
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rpq_ros::params::Params;
+
+    /// Issue 12 item 9: `raw.min:=.nan` was accepted (no range, and NaN compares false), so
+    /// every reading passed the raw-range check; raw.min/raw.max and the contact boxes are now
+    /// bounded and every double must be finite.
+    #[test]
+    fn non_finite_or_absurd_raw_bounds_are_refused() {
+        for extra in [
+            "    raw:\n      min: .nan\n",
+            "    raw:\n      max: .inf\n",
+            "    raw:\n      min: -1.0e300\n",
+            "    contact:\n      boxes: [0.0, 0.0, 0.0, 1.0, 1.0, .nan]\n",
+        ] {
+            let text = format!("hand_mapping:\n  ros__parameters:\n{extra}");
+            let r = Params::resolve(
+                &settings::mapping_declarations(),
+                "/hand_mapping",
+                &[("p.yaml", &text)],
+                &[],
+            );
+            assert!(r.is_err(), "{extra} accepted");
+        }
+    }
+}

@@ -217,6 +217,23 @@ fn malformed_trajectory_headers_and_durations_are_errors() {
     );
 }
 
+/// Issue 12 item 11: a 100k-point trajectory stalled robot_sim for 0.83 s; more than
+/// `max_trajectory_points` points are refused before conversion, naming the bound.
+#[test]
+fn too_long_trajectories_are_refused_before_conversion() {
+    let mut msg = trajectory(&NAMES, vec![(vec![0.1; 6], 0.5)], stamp(0, 0));
+    let point = msg.points[0].clone();
+    msg.points = vec![point; 100_000];
+    let err = check_trajectory_size(&msg, 10_000).unwrap_err();
+    assert!(
+        err.to_string().contains("100000 points")
+            && err.to_string().contains("max_trajectory_points (10000)"),
+        "{err}"
+    );
+    msg.points.truncate(10_000);
+    assert!(check_trajectory_size(&msg, 10_000).is_ok());
+}
+
 #[test]
 fn trajectories_the_core_refuses_keep_the_robot_still() {
     let robot = rx60();

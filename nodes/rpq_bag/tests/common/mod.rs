@@ -4,7 +4,8 @@
 //! ros-jazzy-sensor-msgs 5.3.6, ros-jazzy-builtin-interfaces 2.0.3; Apache-2.0).
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 pub const STRING_MSG: &str = include_str!("../fixtures/msg/String.msg");
@@ -262,4 +263,44 @@ fn cdr_writer_and_reader_agree() {
     assert_eq!(decode_string(&string_cdr("ünï")), "ünï");
     // Hand-checked layout: header, then length 3 incl. NUL, then "hi\0".
     assert_eq!(string_cdr("hi"), [0, 1, 0, 0, 3, 0, 0, 0, b'h', b'i', 0]);
+}
+
+/// `$RPQ_PYENV/bin/python`, the Python of the test peers' venv (panics with instructions
+/// when it is not set up).
+pub fn python() -> PathBuf {
+    let Some(env) = std::env::var_os("RPQ_PYENV") else {
+        panic!(
+            "RPQ_PYENV is not set: these tests check bags against third-party readers and need \
+             the test peers' Python venv (rosbags, mcap-ros2-support). Run tests/run_all.sh, or \
+             tests/setup_pyenv.sh and then RPQ_PYENV=$PWD/tests/.cache/venv cargo test ..."
+        )
+    };
+    let python = Path::new(&env).join("bin").join("python");
+    assert!(
+        python.is_file(),
+        "RPQ_PYENV={}: no bin/python there; create the venv with tests/setup_pyenv.sh",
+        Path::new(&env).display()
+    );
+    python
+}
+
+/// Runs `tests/peers/bag_peer.py MODE PATH`; its output lines split at tabs.
+pub fn peer(mode: &str, bag: &Path) -> Vec<Vec<String>> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/bag_peer.py");
+    let out = Command::new(python())
+        .arg(script)
+        .arg(mode)
+        .arg(bag)
+        .output()
+        .expect("run bag_peer.py");
+    assert!(
+        out.status.success(),
+        "bag_peer.py {mode} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| l.split('\t').map(str::to_owned).collect())
+        .collect()
 }

@@ -4,6 +4,7 @@
 
     bag_peer.py read BAG_DIR      decode BAG_DIR with three readers, print lines
     bag_peer.py write BAG_DIR     write a bag with rosbags' Writer, print what was written
+    bag_peer.py truncated FILE    what `mcap`'s readers make of an MCAP file cut short
 
 Line format (tab separated): reader, topic, type, log_time, fields. Fields are `k=v` joined
 by `,`; strings are hex of their UTF-8 bytes, floats hex of their little-endian IEEE bytes,
@@ -130,10 +131,37 @@ def write(bag: Path) -> None:
                   fields(JointState.__msgtype__, js), sep='\t')
 
 
+def truncated(path: Path) -> None:
+    """One line per reader: reader, messages yielded, outcome (`ok` or the exception).
+
+    `seeking` is mcap.reader.make_reader on the open file (what read_ros2_messages uses): it
+    looks for the footer first. `nonseeking` is NonSeekingReader with its defaults (messages
+    in log-time order: it reads everything before yielding); `streaming` is NonSeekingReader
+    in file order, which yields each chunk's messages as it reads them."""
+    from mcap.reader import NonSeekingReader, make_reader
+
+    readers = (
+        ('seeking', make_reader, {}),
+        ('nonseeking', NonSeekingReader, {}),
+        ('streaming', NonSeekingReader, {'log_time_order': False}),
+    )
+    for name, factory, options in readers:
+        count = 0
+        outcome = 'ok'
+        with open(path, 'rb') as stream:
+            try:
+                for _schema, _channel, _message in factory(stream).iter_messages(**options):
+                    count += 1
+            except Exception as e:  # report whatever the reader raises
+                outcome = f'{type(e).__name__}: {e}'.replace('\t', ' ').replace('\n', ' ')
+        print(name, count, outcome, sep='\t')
+
+
 def main() -> None:
-    if len(sys.argv) != 3 or sys.argv[1] not in ('read', 'write'):
+    modes = {'read': read, 'write': write, 'truncated': truncated}
+    if len(sys.argv) != 3 or sys.argv[1] not in modes:
         raise SystemExit(__doc__)
-    {'read': read, 'write': write}[sys.argv[1]](Path(sys.argv[2]))
+    modes[sys.argv[1]](Path(sys.argv[2]))
 
 
 if __name__ == '__main__':

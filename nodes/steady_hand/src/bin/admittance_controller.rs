@@ -30,17 +30,18 @@ use nalgebra::{Point3, Vector6};
 use rpq_kinematics::Robot;
 use rpq_ros::clock::Clock;
 use rpq_ros::interfaces::rpq_interfaces::msg::{AdmittanceStatus, VirtualFixture};
+use rpq_ros::log::WarnThrottle;
 use rpq_ros::msg::geometry_msgs::{TwistStamped, WrenchStamped};
 use rpq_ros::msg::sensor_msgs::JointState;
 use rpq_ros::msg::std_msgs::{Float64MultiArray, Header};
 use rpq_ros::node::Publisher;
 use rpq_ros::robot_description::RobotDescription;
 use rpq_ros::run::NodeStart;
-use rpq_ros::{qos, ros_info, ros_warn};
+use rpq_ros::{qos, ros_error, ros_info, ros_warn};
 use rpq_virtual_fixtures::{AdmittanceController, ControllerConfig, Guidance, Mode};
 use steady_hand::convert::{fixture_from_msg, wrench_to_base, Fixture, JointOrder};
 use steady_hand::joints::JointMapper;
-use steady_hand::safety::{SafetyMonitor, StopReason, Transition};
+use steady_hand::safety::{joint_names_match, SafetyMonitor, StopReason, Transition};
 use steady_hand::settings::{self, AdmittanceControllerParams};
 use steady_hand::NodeError;
 use tokio::time::{interval, MissedTickBehavior};
@@ -84,6 +85,11 @@ struct State {
     scale: f64,
     fixture_label: (u8, u8),
     clock: Clock,
+    /// The driver's joint names last checked and the verdict of [`joint_names_match`]; the
+    /// controller never goes active while it is an error.
+    driver_joints: Option<(Vec<String>, Result<(), String>)>,
+    /// Repeats of the per-message warnings (bad joint states, wrenches, fixtures) collapsed.
+    throttle: WarnThrottle,
 }
 
 impl State {
@@ -92,10 +98,20 @@ impl State {
         self.clock.seconds()
     }
 
+    /// Logs a per-message warning, identical repeats collapsed (a 500 Hz stream of bad
+    /// messages gave 500 WARN lines/s).
+    fn warn(&mut self, log: &rpq_ros::log::Logger, msg: &str) {
+        let now = self.now();
+        self.throttle.warn(log, msg, now);
+    }
+
     /// The input watchdogs; with sim time and no `/clock` yet every input counts as stale.
     fn inputs_ok(&self, now: f64) -> Result<(), StopReason> {
         if !self.clock.started() {
             return Err(StopReason::Fault(NO_CLOCK.into()));
+        }
+        if let Some((_, Err(e))) = &self.driver_joints {
+            return Err(StopReason::Fault(e.clone()));
         }
         self.safety.inputs_ok(now)
     }
@@ -105,7 +121,9 @@ impl State {
         self.inputs_ok(now)?;
         let msg = self.wrench.as_ref().ok_or(StopReason::NoWrench)?;
         let fault = |e: NodeError| StopReason::Fault(e.to_string());
-        self.mapper.update(&self.q).map_err(fault)?;
+        // failures of the control computation itself latch (SafetyMonitor::latch)
+        let control_fault = |e: NodeError| StopReason::ControlFault(e.to_string());
+        self.mapper.update(&self.q).map_err(control_fault)?;
         let sensor = if msg.header.frame_id.is_empty() {
             *self.mapper.link_pose(self.sensor_link)
         } else {
@@ -145,7 +163,7 @@ impl State {
             self.config.mode = mode;
             self.ctl
                 .set_config(self.config)
-                .map_err(|e| fault(e.into()))?;
+                .map_err(|e| control_fault(e.into()))?;
         }
         let dt = self
             .last_step
@@ -153,12 +171,12 @@ impl State {
         let (v, _) = self
             .ctl
             .step(&f, &guidance, dt)
-            .map_err(|e| fault(e.into()))?;
+            .map_err(|e| control_fault(e.into()))?;
         self.last_step = Some(now);
         let sol = self
             .mapper
             .solve(&self.q, &v, &mut self.qd)
-            .map_err(fault)?;
+            .map_err(control_fault)?;
         self.sigma_min = sol.sigma_min;
         self.safety.jacobian_ok(sol.sigma_min)?;
         self.scale = sol.scale;
@@ -166,6 +184,11 @@ impl State {
         self.twist = v * sol.scale;
         for (o, &k) in self.out.iter_mut().zip(&self.out_map) {
             *o = self.qd[k];
+        }
+        if !(self.twist.iter().all(|x| x.is_finite()) && self.out.iter().all(|x| x.is_finite())) {
+            return Err(StopReason::ControlFault(
+                "the commanded twist or joint velocity is not finite".into(),
+            ));
         }
         Ok(())
     }
@@ -277,6 +300,7 @@ async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
             wrench_timeout: 0.0,
             joint_state_timeout: 0.0,
             min_singular_value: 0.0,
+            fault_hold: 0.0,
         }),
         q: vec![0.0; n],
         qd: vec![0.0; n],
@@ -289,6 +313,8 @@ async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
         scale: 1.0,
         fixture_label: (VirtualFixture::TYPE_NONE, VirtualFixture::MODE_FREE),
         clock: clock.clone(),
+        driver_joints: None,
+        throttle: WarnThrottle::new(2.0),
     };
     st.safety = SafetyMonitor::new(st.s.safety_config());
 
@@ -332,28 +358,39 @@ async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
                     st.wrench = Some(msg);
                     step = Some(true);
                 }
-                Some(Err(e)) => ros_warn!(log, "cannot read a wrench: {e}"),
+                Some(Err(e)) => st.warn(&log, &format!("cannot read a wrench: {e}")),
                 None => break Err("the wrench stream ended".into()),
             },
             item = joint_states.next() => match item {
                 Some(Ok((msg, _))) => {
-                    let mut q = std::mem::take(&mut st.q);
-                    match st.order.positions(&msg, &mut q) {
-                        Ok(()) if st.clock.started() => { let now = st.now(); st.safety.joint_state(now); }
-                        Ok(()) => {}
-                        Err(e) => ros_warn!(log, "ignoring a joint state: {e}"),
+                    // the driver's joints against ours: checked on the first joint state and
+                    // whenever the names change; an error (logged once) keeps us from going active
+                    if st.driver_joints.as_ref().is_none_or(|(names, _)| *names != msg.name) {
+                        let verdict = joint_names_match(st.order.names(), &msg.name);
+                        if let Err(e) = &verdict {
+                            ros_error!(log, "{e}");
+                        }
+                        st.driver_joints = Some((msg.name.clone(), verdict));
                     }
-                    st.q = q;
+                    if st.driver_joints.as_ref().is_some_and(|(_, v)| v.is_ok()) {
+                        let mut q = std::mem::take(&mut st.q);
+                        match st.order.positions(&msg, &mut q) {
+                            Ok(()) if st.clock.started() => { let now = st.now(); st.safety.joint_state(now); }
+                            Ok(()) => {}
+                            Err(e) => st.warn(&log, &format!("ignoring a joint state: {e}")),
+                        }
+                        st.q = q;
+                    }
                 }
-                Some(Err(e)) => ros_warn!(log, "cannot read a joint state: {e}"),
+                Some(Err(e)) => st.warn(&log, &format!("cannot read a joint state: {e}")),
                 None => break Err("the joint_states stream ended".into()),
             },
             item = fixtures.next() => match item {
                 Some(Ok((msg, _))) => match fixture_from_msg(&msg) {
                     Ok(fx) => { let now = st.now(); st.fixture = Some((fx, now)); }
-                    Err(e) => ros_warn!(log, "ignoring a virtual fixture: {e}"),
+                    Err(e) => st.warn(&log, &format!("ignoring a virtual fixture: {e}")),
                 },
-                Some(Err(e)) => ros_warn!(log, "cannot read a virtual fixture: {e}"),
+                Some(Err(e)) => st.warn(&log, &format!("cannot read a virtual fixture: {e}")),
                 None => break Err("the virtual_fixture stream ended".into()),
             },
         }
@@ -373,6 +410,13 @@ async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
                     }
                 })
             };
+            // a control fault holds until the computed steps are clean for safety.fault_hold
+            let computed_ok = run_step && outcome.is_ok();
+            let outcome = st.safety.latch(now, outcome, run_step);
+            if computed_ok && outcome.is_err() {
+                // held: the step's command is dropped
+                st.stop_outputs();
+            }
             let ok = outcome.is_ok();
             let transition = st.safety.record(outcome);
             match &transition {

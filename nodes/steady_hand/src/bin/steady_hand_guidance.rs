@@ -10,7 +10,7 @@
 //! |---|---|---|
 //! | sub `joint_states` | `sensor_msgs/JointState` | tool pose by forward kinematics of the URDF |
 //! | pub `virtual_fixture` | `rpq_interfaces/VirtualFixture` | at `publish_rate` once joint states arrive |
-//! | srv `~/load_path` | `rpq_interfaces/srv/LoadPath` | points or a file; makes the path active |
+//! | srv `~/load_path` | `rpq_interfaces/srv/LoadPath` | points, or a file inside `path.directory` (at most `path.max_size` bytes; names outside it and special files refused); makes the path active |
 //! | srv `~/set_rcm_cone` | `rpq_interfaces/srv/SetRcmCone` | makes the cone active |
 //! | srv `~/set_mode` | `rpq_interfaces/srv/SetFixtureMode` | free / open_loop / closed_loop, and the source |
 //! | srv `~/combine` | `rpq_interfaces/srv/CombineFixtures` | two sources as one fixture (intersect / priority) |
@@ -24,12 +24,14 @@
 //! (steps using it see the new one) and make it the operator's fixture.
 
 use std::error::Error;
+use std::path::PathBuf;
 use std::pin::pin;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use futures::StreamExt;
 use nalgebra::{Isometry3, Point3, Vector3};
+use rpq_base::file::{read_to_string_bounded, FileArea};
 use rpq_kinematics::Robot;
 use rpq_ros::interfaces::rpq_interfaces::msg::VirtualFixture;
 use rpq_ros::interfaces::rpq_interfaces::srv::{
@@ -77,6 +79,10 @@ struct Sources {
     free_rotation: bool,
     rcm_error_gain: f64,
     seq: Sequencer<FixtureSpec>,
+    /// Directory `~/load_path` files are read from (`path.directory`; `None`: no files).
+    path_directory: Option<PathBuf>,
+    /// Largest path file read (`path.max_size`) [bytes].
+    path_max_size: u64,
 }
 
 /// What one evaluation produced, besides `D` and `u`.
@@ -328,6 +334,21 @@ impl Sources {
             .with_free_rotation(self.free_rotation))
     }
 
+    /// Reads the vertices of the file a request names, inside `path.directory` only.
+    fn read_path_file(&self, name: &str) -> Result<Vec<Point3<f64>>, NodeError> {
+        let Some(dir) = &self.path_directory else {
+            return Err(NodeError::bad(
+                "~/load_path",
+                "file refused: this node reads no files for requests (path.directory is not \
+                 set; give points, or start the node with -p path.directory:=<directory>)",
+            ));
+        };
+        let text = FileArea::new(dir, false)
+            .and_then(|area| area.read_to_string(name, self.path_max_size))
+            .map_err(|e| NodeError::bad("~/load_path", e.to_string()))?;
+        parse_path_text(&text).map_err(|e| NodeError::bad(format!("{name:?}"), e.to_string()))
+    }
+
     fn load_path(&mut self, req: &LoadPathRequest) -> LoadPathResponse {
         let pts = if !req.points.is_empty() {
             Ok(req
@@ -336,13 +357,22 @@ impl Sources {
                 .map(|p| Point3::new(p.x, p.y, p.z))
                 .collect::<Vec<_>>())
         } else if !req.file.is_empty() {
-            std::fs::read_to_string(&req.file)
-                .map_err(|e| NodeError::bad(req.file.clone(), e.to_string()))
-                .and_then(|t| parse_path_text(&t))
+            self.read_path_file(&req.file)
         } else {
             Err(NodeError::bad("LoadPath", "give points or a file"))
         };
-        match pts.and_then(|p| self.make_path(&p)) {
+        let path = pts.and_then(|p| self.make_path(&p)).and_then(|path| {
+            // Vertices of 1e300 m are finite, their distances may not be.
+            if path.length().is_finite() {
+                Ok(path)
+            } else {
+                Err(NodeError::bad(
+                    "~/load_path",
+                    "the path's length is not finite (vertices too far apart)",
+                ))
+            }
+        });
+        match path {
             Ok(path) => {
                 let length = path.length();
                 self.path = Some(path);
@@ -469,12 +499,13 @@ async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
         error_gain,
         free_rotation: p.free_rotation,
         rcm_error_gain,
+        path_directory: (!p.path.directory.is_empty()).then(|| PathBuf::from(&p.path.directory)),
+        path_max_size: u64::try_from(p.path.max_size).unwrap_or(1),
     };
     let path_pts = if !p.path.file.is_empty() {
-        let f = &p.path.file;
-        Some(parse_path_text(&std::fs::read_to_string(f).map_err(
-            |e| NodeError::config("path.file", format!("{f}: {e}")),
-        )?)?)
+        let text = read_to_string_bounded(&p.path.file, src.path_max_size)
+            .map_err(|e| NodeError::config("path.file", e.to_string()))?;
+        Some(parse_path_text(&text).map_err(|e| NodeError::config("path.file", e.to_string()))?)
     } else if !p.path.points.is_empty() {
         Some(points_from_flat(&p.path.points)?)
     } else {
@@ -508,6 +539,18 @@ async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
     let mut q = vec![0.0; n];
     let mut have_q = false;
     let mut g = Guidance::empty();
+    match &src.path_directory {
+        Some(d) if d.is_dir() => ros_info!(log, "~/load_path files are read from {}", d.display()),
+        Some(d) => ros_warn!(
+            log,
+            "path.directory {} does not exist: ~/load_path files are refused until it is created",
+            d.display()
+        ),
+        None => ros_info!(
+            log,
+            "path.directory is not set: ~/load_path takes points only"
+        ),
+    }
     ros_info!(
         log,
         "steady_hand_guidance ready: {} {}",
