@@ -148,6 +148,29 @@ fn finish(mut node: NodeProcess, mut failures: Vec<String>, secret: &str) {
     );
 }
 
+/// `glove_calibration` started in `data` with the nominal hand, `data_directory` = `data` and
+/// the extra `-p` parameters `params`; returns once it is ready.
+fn spawn_calibration(env: &TestEnv, data: &Path, params: &[String]) -> NodeProcess {
+    let root = repo_root();
+    let mut cmd = env.command(bin("glove_calibration"));
+    cmd.current_dir(data)
+        .args(["--ros-args", "--params-file"])
+        .arg(root.join("config/glove_calibration.yaml"))
+        .arg("-p")
+        .arg(format!(
+            "initial_model_file:={}",
+            root.join("config/hand_model_nominal.yaml").display()
+        ))
+        .arg("-p")
+        .arg(format!("data_directory:={}", data.display()));
+    for p in params {
+        cmd.arg("-p").arg(p);
+    }
+    let node = NodeProcess::spawn("glove_calibration", cmd);
+    node.wait_for_output("glove_calibration ready", Duration::from_secs(20));
+    node
+}
+
 /// A simulated calibration session (60 poses) as CSV text.
 fn simulated_csv(dir: &Path) -> String {
     simulated_csv_of(dir, 60)
@@ -204,7 +227,6 @@ fn huge_tips(csv: &str) -> String {
 fn calibration_service_reads_and_writes_only_inside_its_directories() {
     let secret = format!("s3cr3t-{}", std::process::id());
     let env = TestEnv::new().with(SECRET_VAR, &secret);
-    let root = repo_root();
     let work = work_dir("calib", &env);
     let (data, out, outside) = (work.join("data"), work.join("out"), work.join("outside"));
     let good = simulated_csv(&work);
@@ -224,22 +246,14 @@ fn calibration_service_reads_and_writes_only_inside_its_directories() {
     std::fs::write(outside.join("target.yaml"), "untouched\n").unwrap();
     std::os::unix::fs::symlink(outside.join("target.yaml"), out.join("link.yaml")).unwrap();
 
-    let mut cmd = env.command(bin("glove_calibration"));
-    cmd.current_dir(&data)
-        .args(["--ros-args", "--params-file"])
-        .arg(root.join("config/glove_calibration.yaml"))
-        .arg("-p")
-        .arg(format!(
-            "initial_model_file:={}",
-            root.join("config/hand_model_nominal.yaml").display()
-        ))
-        .arg("-p")
-        .arg(format!("data_directory:={}", data.display()))
-        .arg("-p")
-        .arg(format!("output_directory:={}", out.display()))
-        .args(["-p", "max_data_size:=100000"]);
-    let node = NodeProcess::spawn("glove_calibration", cmd);
-    node.wait_for_output("glove_calibration ready", Duration::from_secs(20));
+    let node = spawn_calibration(
+        &env,
+        &data,
+        &[
+            format!("output_directory:={}", out.display()),
+            "max_data_size:=100000".into(),
+        ],
+    );
 
     let req = |d: &str, o: &str| request(&[("data_file", d), ("output_file", o)]);
     let tmp_victim = PathBuf::from(format!(
@@ -489,24 +503,11 @@ fn load_path_reads_only_inside_its_directory() {
 #[test]
 fn a_long_calibration_does_not_block_the_service() {
     let env = TestEnv::new();
-    let root = repo_root();
     let work = work_dir("busy", &env);
     let data = work.join("data");
     // 50,000 poses = 250,000 rows: a calibration of about a second or more.
     std::fs::write(data.join("long.csv"), simulated_csv_of(&work, 50_000)).unwrap();
-    let mut cmd = env.command(bin("glove_calibration"));
-    cmd.current_dir(&data)
-        .args(["--ros-args", "--params-file"])
-        .arg(root.join("config/glove_calibration.yaml"))
-        .arg("-p")
-        .arg(format!(
-            "initial_model_file:={}",
-            root.join("config/hand_model_nominal.yaml").display()
-        ))
-        .arg("-p")
-        .arg(format!("data_directory:={}", data.display()));
-    let node = NodeProcess::spawn("glove_calibration", cmd);
-    node.wait_for_output("glove_calibration ready", Duration::from_secs(20));
+    let _node = spawn_calibration(&env, &data, &[]);
     // A quick refused request first (warm-up), then the long one and two more at once.
     let reqs = [
         request(&[("data_file", "missing.csv")]),

@@ -351,34 +351,11 @@ fn find_named(dir: &Path, name: &str, depth: usize, found: &mut Vec<PathBuf>) {
     }
 }
 
-/// The reason of a refused file read, as an I/O error whose message does not repeat the path
-/// (the caller's message names it).
-fn file_error(e: FileError) -> std::io::Error {
-    use std::io::{Error, ErrorKind};
-    match e {
-        FileError::Io { source, .. } => source,
-        FileError::NotRegular { kind, .. } => Error::new(
-            ErrorKind::InvalidInput,
-            format!("is a {kind}, not a regular file"),
-        ),
-        FileError::SpecialFileSystem { .. } => Error::new(
-            ErrorKind::InvalidInput,
-            "files under /proc, /sys and /dev are not read",
-        ),
-        FileError::TooLarge { limit, .. } => Error::new(
-            ErrorKind::InvalidData,
-            format!("larger than {} KiB (rpq_launch's limit)", limit >> 10),
-        ),
-        FileError::NotText { .. } => Error::new(ErrorKind::InvalidData, "not UTF-8 text"),
-        other => Error::other(other.to_string()),
-    }
-}
-
 impl Host for SystemHost {
     /// Only a regular file of at most [`MAX_LAUNCH_FILE_BYTES`] is read: a device, FIFO or
     /// file of `/proc` fails at once instead of blocking or filling memory.
     fn read_file(&self, path: &Path) -> std::io::Result<String> {
-        read_to_string_bounded(path, MAX_LAUNCH_FILE_BYTES).map_err(file_error)
+        read_to_string_bounded(path, MAX_LAUNCH_FILE_BYTES).map_err(FileError::into_io)
     }
 
     /// A regular file (after symlinks), not under `/proc`, `/sys` or `/dev`, of at most

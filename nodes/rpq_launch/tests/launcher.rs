@@ -804,7 +804,7 @@ fn special_and_oversized_files_are_refused_at_once() {
     let cases = [
         (&fifo, "is a FIFO, not a regular file"),
         (&zero, "files under /proc, /sys and /dev are not read"),
-        (&big, "larger than 4096 KiB (rpq_launch's limit)"),
+        (&big, "larger than the limit of 4194304 bytes"),
     ];
     for (file, reason) in cases {
         // As the launch file.
