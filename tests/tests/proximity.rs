@@ -102,6 +102,17 @@ fn publish(env: &TestEnv, robot: &str, q: &[f64], seconds: f64) -> PeerOutput {
     )
 }
 
+/// rclpy decodes `count` messages of type `ty` on `topic`; panics naming `what` if it cannot.
+fn echo(env: &TestEnv, topic: &str, ty: &str, count: u32, what: &str) -> PeerOutput {
+    let count = count.to_string();
+    let out = env.run_peer(
+        "rclpy_peer.py",
+        &["echo", "--topic", topic, "--type", ty, "--count", &count],
+    );
+    out.assert_ok(what);
+    out
+}
+
 fn call(env: &TestEnv, service: &str, ty: &str, requests: &[String]) -> Vec<Value> {
     let service = format!("/proximity_query/{service}");
     let ty = format!("rpq_interfaces/srv/{ty}");
@@ -500,19 +511,13 @@ fn rclpy_calls_every_service_and_answers_equal_the_library() {
         assert_eq!(r[0]["colliding"].as_bool(), Some(true), "forbidden again");
 
         // the stream and the markers, decoded by rclpy
-        let out = env.run_peer(
-            "rclpy_peer.py",
-            &[
-                "echo",
-                "--topic",
-                "/proximity_query/distances",
-                "--type",
-                "rpq_interfaces/msg/GroupDistances",
-                "--count",
-                "3",
-            ],
+        let out = echo(
+            &env,
+            "/proximity_query/distances",
+            "rpq_interfaces/msg/GroupDistances",
+            3,
+            "rclpy echo of the distance stream",
         );
-        out.assert_ok("rclpy echo of the distance stream");
         for m in out.records_of("message") {
             let g = &m["data"]["groups"][0];
             assert_eq!(s(&g["group"]), "left|right");
@@ -521,19 +526,13 @@ fn rclpy_calls_every_service_and_answers_equal_the_library() {
             assert_eq!(s(&g["body_a"]), apart.body_name(d0.body_a));
             assert_eq!(s(&m["data"]["header"]["frame_id"]), "world");
         }
-        let out = env.run_peer(
-            "rclpy_peer.py",
-            &[
-                "echo",
-                "--topic",
-                "/proximity_query/markers",
-                "--type",
-                "visualization_msgs/msg/MarkerArray",
-                "--count",
-                "2",
-            ],
+        let out = echo(
+            &env,
+            "/proximity_query/markers",
+            "visualization_msgs/msg/MarkerArray",
+            2,
+            "rclpy echo of the markers",
         );
-        out.assert_ok("rclpy echo of the markers");
         let m = &out.records_of("message")[1]["data"]["markers"];
         let markers = m.as_sequence().unwrap();
         assert_eq!(markers[0]["action"].as_i64(), Some(3), "DELETEALL first");
@@ -590,17 +589,13 @@ fn missing_or_stale_joint_states_refuse_answers() {
         });
         let r = call(&env, "check_collision", "CheckCollision", &["{}".into()]);
         refused(&r[0], &["right"]);
-        let out = env.run_peer(
-            "rclpy_peer.py",
-            &[
-                "echo",
-                "--topic",
-                "/proximity_query/distances",
-                "--type",
-                "rpq_interfaces/msg/GroupDistances",
-            ],
+        let out = echo(
+            &env,
+            "/proximity_query/distances",
+            "rpq_interfaces/msg/GroupDistances",
+            1,
+            "rclpy echo",
         );
-        out.assert_ok("rclpy echo");
         let g = &out.record("message")["data"]["groups"][0];
         assert_eq!(g["valid"].as_bool(), Some(false));
         assert!(s(&g["message"]).contains("right"));
