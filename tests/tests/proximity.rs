@@ -76,30 +76,53 @@ fn robot_state(robot: &str, q: &[f64]) -> String {
     format!("{{robot: {robot}, joint_state: {}}}", state_yaml(q))
 }
 
-/// rclpy publishes `q` on `/<robot>/joint_states` at 20 Hz for `seconds`.
+/// The arguments of an rclpy peer publishing `q` on `/<robot>/joint_states` at 20 Hz, `count`
+/// times, within `timeout` seconds.
+fn publish_args(robot: &str, q: &[f64], count: u64, timeout: f64) -> Vec<String> {
+    [
+        "pub",
+        "--topic",
+        &format!("/{robot}/joint_states"),
+        "--type",
+        "sensor_msgs/msg/JointState",
+        "--yaml",
+        &state_yaml(q),
+        "--rate",
+        "20",
+        "--count",
+        &count.to_string(),
+        "--timeout",
+        &timeout.to_string(),
+    ]
+    .iter()
+    .map(|a| a.to_string())
+    .collect()
+}
+
+/// rclpy publishes `q` on `/<robot>/joint_states` at 20 Hz for `seconds`, then exits.
 fn publish(env: &TestEnv, robot: &str, q: &[f64], seconds: f64) -> PeerOutput {
-    let count = (seconds * 20.0).round().to_string();
-    let topic = format!("/{robot}/joint_states");
-    let yaml = state_yaml(q);
-    let timeout = (seconds + 20.0).to_string();
-    env.run_peer(
-        "rclpy_peer.py",
-        &[
-            "pub",
-            "--topic",
-            &topic,
-            "--type",
-            "sensor_msgs/msg/JointState",
-            "--yaml",
-            &yaml,
-            "--rate",
-            "20",
-            "--count",
-            &count,
-            "--timeout",
-            &timeout,
-        ],
-    )
+    let args = publish_args(robot, q, (seconds * 20.0).round() as u64, seconds + 20.0);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    env.run_peer("rclpy_peer.py", &args)
+}
+
+/// rclpy publishes `q` on `/<robot>/joint_states` at 20 Hz in the background until the returned
+/// process is stopped (at most 10 min): the states stay fresh however long the test's service
+/// calls take on a loaded machine.
+fn publish_until_stopped(env: &TestEnv, robot: &str, q: &[f64]) -> NodeProcess {
+    let mut cmd = env.command(rpq_tests::python());
+    cmd.arg(rpq_tests::peer_script("rclpy_peer.py"))
+        .args(publish_args(robot, q, 20 * 600, 620.0));
+    NodeProcess::spawn(&format!("rclpy publisher of {robot}"), cmd)
+}
+
+/// Panics with its output unless the background publisher still runs (it must not have failed).
+fn assert_still_publishing(publisher: &mut NodeProcess, robot: &str) {
+    assert!(
+        publisher.is_running(),
+        "the rclpy publisher of {robot} ended early:\n{}",
+        publisher.output().join("\n")
+    );
 }
 
 /// rclpy decodes `count` messages of type `ty` on `topic`; panics naming `what` if it cannot.
@@ -195,7 +218,7 @@ fn sel(w: &World, names: &[&str]) -> Selection {
 #[test]
 fn rclpy_calls_every_service_and_answers_equal_the_library() {
     let env = TestEnv::new();
-    let _node = spawn_node(&env, &["-p", "max_batch_size:=50"]);
+    let node = spawn_node(&env, &["-p", "max_batch_size:=50"]);
     let mut apart = posed(&QL, &QR);
     let all = Selection::all();
     let d0 = apart.min_distance(&all, &all, 0.0, 0.0).unwrap();
@@ -215,15 +238,12 @@ fn rclpy_calls_every_service_and_answers_equal_the_library() {
         robot_state("right", &QC)
     );
 
-    std::thread::scope(|scope| {
-        let pubs: Vec<_> = [("left", QL), ("right", QR)]
-            .into_iter()
-            .map(|(r, q)| {
-                let env = &env;
-                scope.spawn(move || publish(env, r, &q, 40.0))
-            })
-            .collect();
-        _node.wait_for_output(VALID, Duration::from_secs(30));
+    let mut pubs = [
+        ("left", publish_until_stopped(&env, "left", &QL)),
+        ("right", publish_until_stopped(&env, "right", &QR)),
+    ];
+    {
+        node.wait_for_output(VALID, Duration::from_secs(30));
 
         // ~/min_distance
         let r = call(
@@ -551,10 +571,10 @@ fn rclpy_calls_every_service_and_answers_equal_the_library() {
         assert!(!markers
             .iter()
             .any(|x| x["ns"].as_str() == Some("colliding")));
-        for p in pubs {
-            p.join().unwrap().assert_ok("joint-state publisher");
+        for (robot, p) in &mut pubs {
+            assert_still_publishing(p, robot);
         }
-    });
+    }
 }
 
 /// Missing and stale joint states: answers for the current configuration fail naming the
@@ -567,8 +587,8 @@ fn missing_or_stale_joint_states_refuse_answers() {
     // no joint state at all yet
     let r = call(&env, "min_distance", "MinDistance", &["{}".into()]);
     refused(&r[0], &["no joint state", "left"]);
+    let mut left = publish_until_stopped(&env, "left", &QL);
     std::thread::scope(|scope| {
-        let left = scope.spawn(|| publish(&env, "left", &QL, 25.0));
         let right = scope.spawn(|| publish(&env, "right", &QR, 1.5));
         node.wait_for_output(VALID, Duration::from_secs(30));
         right.join().unwrap().assert_ok("right publisher");
@@ -600,7 +620,7 @@ fn missing_or_stale_joint_states_refuse_answers() {
         assert_eq!(g["valid"].as_bool(), Some(false));
         assert!(s(&g["message"]).contains("right"));
         node.wait_for_output("distance stream invalid", Duration::from_secs(5));
-        left.join().unwrap().assert_ok("left publisher");
+        assert_still_publishing(&mut left, "left");
     });
 }
 
