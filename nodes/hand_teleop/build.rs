@@ -6,5 +6,6 @@ fn main() {
         "params/hand_mapping.yaml",
         "params/glove_calibration.yaml",
         "params/simulated_glove.yaml",
+        "params/cyberglove_driver.yaml",
     ]);
 }

@@ -34,6 +34,10 @@ pub enum HandError {
         /// Poses of that finger in the data.
         got: usize,
     },
+    /// A calibration ran but its result must not be used (residual, plausibility,
+    /// identifiability); the message names every failing finger and why.
+    #[error("calibration failed, nothing saved: {0}")]
+    CalibrationFailed(String),
     /// Writing a plot failed.
     #[error("plot: {0}")]
     Plot(String),

@@ -10,6 +10,7 @@
 //! - [`sim`]: a seeded simulator of calibration sessions and of individual hands.
 //! - [`robot`]: the HIT/DLR four-finger hand (13 DOF): forward and inverse kinematics with
 //!   the 1:1 coupled distal joints.
+//! - [`sweep`]: the held-out calibration sweep and pose-design table of `glove_calib sweep`.
 //! - [`mapping`]: joint-space mapping and the modified fingertip mapping of section IV-B.
 //!
 //! Pure library: no ROS types.
@@ -22,6 +23,7 @@ pub mod mapping;
 pub mod model;
 pub mod robot;
 pub mod sim;
+pub mod sweep;
 
 pub use calib::{calibrate, CalibOptions, CalibrationReport, FingerReport};
 pub use data::Sample;

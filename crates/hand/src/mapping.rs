@@ -11,13 +11,16 @@
 //!   T0), scaled by `scale` (1.5) and placed in the matching robot finger frame; robot finger
 //!   IK with the coupling. The robot thumb palm joint always follows the human T0 (the
 //!   paper's first step for targets out of the workspace; doing it always keeps the map
-//!   continuous), and targets outside a finger's workspace get the continuous approximate
-//!   pose of [`crate::robot::finger_ik`].
+//!   continuous); each robot finger reaches its target exactly when it is reachable and the
+//!   closest reachable point otherwise ([`crate::robot::finger_ik`]), through a
+//!   [`crate::robot::FingerIkTracker`] that keeps the previous branch within a hysteresis and
+//!   bounds the joint step per glove count.
 
 use nalgebra::Vector3;
 
+use crate::error::HandError;
 use crate::model::{ChainFrames, Finger, HandModel};
-use crate::robot::{self, HitDlrHand, RobotFinger, THUMB_YAW};
+use crate::robot::{FingerIkTracker, HitDlrHand, RobotFinger, THUMB_YAW};
 
 /// Mapping mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -54,6 +57,9 @@ pub struct MappedHand {
     /// Per robot finger: distance from the reached fingertip to the scaled human target (m);
     /// 0 in joint-space mode.
     pub tip_error: [f64; 4],
+    /// Per robot finger (thumb, index, middle, ring): the scaled human fingertip in the robot
+    /// finger's base frame (m), the target of its IK; zero in joint-space mode.
+    pub targets: [Vector3<f64>; 4],
 }
 
 /// Maps raw glove readings to HIT/DLR joint commands.
@@ -65,6 +71,9 @@ pub struct HandMapper {
     pub mode: MappingMode,
     /// Linear fingertip scale (human → robot), 1.5 by default.
     pub scale: f64,
+    /// Fingertip mode: one IK tracker per robot finger (branch hysteresis and the joint step
+    /// bound per glove count; see [`FingerIkTracker`]).
+    pub trackers: [FingerIkTracker; 4],
     frames: ChainFrames,
 }
 
@@ -82,16 +91,36 @@ impl HandMapper {
             human,
             mode: MappingMode::Fingertip,
             scale: 1.5,
+            trackers: Default::default(),
             frames: ChainFrames::default(),
         }
     }
 
-    /// Maps the 20 raw readings (finger-major: thumb s0..s3, index s0..s3, …).
-    pub fn map(&mut self, raw: &[f64; 20]) -> MappedHand {
+    /// Forgets the previous solutions: the next reading is mapped without continuity (the
+    /// closest reachable point, exact when reachable).
+    pub fn reset(&mut self) {
+        self.trackers.iter_mut().for_each(FingerIkTracker::reset);
+    }
+
+    /// Maps the 20 raw readings (finger-major: thumb s0..s3, index s0..s3, …). A reading that
+    /// is not finite is an error (nothing is computed, the trackers keep their state). In
+    /// fingertip mode each robot finger follows the closest reachable point of its scaled
+    /// human fingertip (exact when reachable), kept on its previous branch within the
+    /// trackers' hysteresis and moved at most their step per glove count.
+    pub fn map(&mut self, raw: &[f64; 20]) -> Result<MappedHand, HandError> {
+        if let Some(i) = raw.iter().position(|v| !v.is_finite()) {
+            return Err(HandError::InvalidData(format!(
+                "glove reading {i} ({} s{}) is {}",
+                Finger::ALL[i / 4].name(),
+                i % 4,
+                raw[i]
+            )));
+        }
         let human = self.human.all_joint_angles(raw);
         let mut tips = [Vector3::zeros(); 5];
         let mut q = [0.0; 13];
         let mut tip_error = [0.0; 4];
+        let mut targets = [Vector3::zeros(); 4];
         // robot thumb palm joint follows T0 in both modes
         q[0] = human[0][0];
         for f in Finger::ALL {
@@ -133,19 +162,27 @@ impl HandMapper {
                     } else {
                         scaled
                     };
-                    let ik = robot::finger_ik(&target);
+                    let h = hf.index();
+                    let readings = [raw[4 * h], raw[4 * h + 1], raw[4 * h + 2], raw[4 * h + 3]];
+                    let ik = self.trackers[i].solve(&target, &readings);
+                    targets[i] = target;
                     let k = rf.first_joint();
                     q[k..k + 3].copy_from_slice(&ik.q);
                     tip_error[i] = ik.error;
                 }
             }
         }
-        MappedHand {
+        if self.mode == MappingMode::JointSpace {
+            // leaving fingertip mode: the next fingertip reading starts afresh
+            self.reset();
+        }
+        Ok(MappedHand {
             human,
             human_tips: tips,
             robot: q,
             tip_error,
-        }
+            targets,
+        })
     }
 }
 
@@ -175,7 +212,7 @@ mod tests {
             [d(0.0), d(0.0), d(120.0), d(120.0)],
             [0.0; 4],
         ];
-        let out = mapper.map(&raw_for(&m, &theta));
+        let out = mapper.map(&raw_for(&m, &theta)).unwrap();
         let q = out.robot;
         assert!((q[0] - d(40.0)).abs() < 1e-9);
         assert!((q[1] - d(0.0)).abs() < 1e-9); // ψ 60° − T1 60°
@@ -202,7 +239,7 @@ mod tests {
             [d(-5.0), d(40.0), d(10.0), d(10.0)],
             [0.0; 4],
         ];
-        let out = mapper.map(&raw_for(&m, &theta));
+        let out = mapper.map(&raw_for(&m, &theta)).unwrap();
         assert!(out.tip_error[1] < 1e-6, "index error {}", out.tip_error[1]);
         // other fingers have other proportions than the robot finger: approximate but close
         for i in 2..4 {
@@ -240,7 +277,7 @@ mod tests {
                 [0.0, 0.3, 0.3, 0.3],
                 [0.0; 4],
             ];
-            let out = mapper.map(&raw_for(&m, &theta));
+            let out = mapper.map(&raw_for(&m, &theta)).unwrap();
             left |= out.tip_error[1] > 1e-3;
             if let Some(p) = prev {
                 let jump = (0..13)

@@ -513,6 +513,36 @@ impl FingerParams {
         self.tip_from_joints(finger, &q)
     }
 
+    /// Fingertip at chain joint angles `q` and its derivatives: `dq[j]` with respect to chain
+    /// joint `j` (`z_{i-1} × (p_N − o_{i-1})`, eq. 7 in `O0`; thumb: T0, T1, Ttwist, T2, T3;
+    /// fingers X0..X3, `dq[4]` = 0) and `dl[k]` with respect to length `k` (the unit direction
+    /// the length is measured along, eq. 8). The fingertip is linear in the lengths:
+    /// `tip = base_xyz + Σ_k lengths[k] · dl[k]`.
+    pub fn chain_derivatives(
+        &self,
+        finger: Finger,
+        q: &[f64; 5],
+        frames: &mut ChainFrames,
+        dq: &mut [Vector3<f64>; 5],
+        dl: &mut [Vector3<f64>; 4],
+    ) -> Vector3<f64> {
+        self.frames(finger, q, frames);
+        let tip = frames.tip;
+        *dq = [Vector3::zeros(); 5];
+        for (i, e) in chain(finger).iter().enumerate() {
+            if let Some(j) = e.joint {
+                dq[j] = frames.z_axes[i].cross(&(tip - frames.origins[i]));
+            }
+            if let Some(k) = e.d_len {
+                dl[k] = frames.z_axes[i];
+            }
+            if let Some(k) = e.a_len {
+                dl[k] = frames.x_axes[i];
+            }
+        }
+        tip
+    }
+
     /// Identification Jacobian `C_p` (3 × r, eqs. 7-9) of the fingertip with respect to the
     /// calibrated parameters at raw readings `s`, written column-major into `out`
     /// (`out[3*j + k]` = component k of column j). Also returns the fingertip.
@@ -526,26 +556,9 @@ impl FingerParams {
     ) -> Vector3<f64> {
         let mut q = [0.0; 5];
         self.joint_angles(finger, s, &mut q);
-        self.frames(finger, &q, frames);
-        let tip = frames.tip;
-        let ch = chain(finger);
-        // joint columns: z_{i-1} × (p_N − o_{i-1}) (eq. 7 expressed in O0)
         let mut jcol = [Vector3::zeros(); 5];
-        for (i, e) in ch.iter().enumerate() {
-            if let Some(j) = e.joint {
-                jcol[j] = frames.z_axes[i].cross(&(tip - frames.origins[i]));
-            }
-        }
-        // length columns (eq. 8): the unit direction the length is measured along
         let mut lcol = [Vector3::zeros(); 4];
-        for (i, e) in ch.iter().enumerate() {
-            if let Some(k) = e.d_len {
-                lcol[k] = frames.z_axes[i];
-            }
-            if let Some(k) = e.a_len {
-                lcol[k] = frames.x_axes[i];
-            }
-        }
+        let tip = self.chain_derivatives(finger, &q, frames, &mut jcol, &mut lcol);
         let mut put = |j: usize, v: Vector3<f64>| {
             out[3 * j..3 * j + 3].copy_from_slice(v.as_slice());
         };
@@ -639,6 +652,47 @@ impl HandModel {
         }
         s.push_str(&body);
         s
+    }
+
+    /// Writes the model as YAML to `path` so that a file of that name is either the model or
+    /// untouched: the text goes to a temporary file beside it, is read back and compared with
+    /// `self` (every parameter), and only then renamed over `path`. Nothing is left behind on
+    /// failure.
+    pub fn save_checked(&self, path: &std::path::Path, header: &str) -> Result<(), HandError> {
+        self.validate()?;
+        let io = |p: &std::path::Path| {
+            let p = p.display().to_string();
+            move |e| HandError::Io { path: p, source: e }
+        };
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(io(dir))?;
+        }
+        let mut tmp = path.as_os_str().to_owned();
+        tmp.push(".tmp");
+        let tmp = std::path::PathBuf::from(tmp);
+        let result = (|| {
+            std::fs::write(&tmp, self.to_yaml_string(header)).map_err(io(&tmp))?;
+            let back = Self::from_yaml_file(&tmp)?;
+            for f in Finger::ALL {
+                let (a, b) = (self.finger(f), back.finger(f));
+                let same = a.to_vector(f) == b.to_vector(f)
+                    && a.base_xyz == b.base_xyz
+                    && a.base_rpy == b.base_rpy
+                    && a.sensor_range == b.sensor_range;
+                if !same {
+                    return Err(HandError::InvalidParameter(format!(
+                        "{}: the written file does not read back as the calibrated model ({})",
+                        path.display(),
+                        f.name()
+                    )));
+                }
+            }
+            std::fs::rename(&tmp, path).map_err(io(path))
+        })();
+        if result.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        result
     }
 
     /// The built-in nominal model (same numbers as `config/hand_model_nominal.yaml`).

@@ -5,7 +5,7 @@
 use nalgebra::Vector3;
 use rpq_base::rng::SplitMix64;
 
-use crate::calib::d_optimal_poses;
+use crate::calib::design::{cond_optimal_poses, d_optimal_poses};
 use crate::data::Sample;
 use crate::model::{Finger, HandModel};
 
@@ -35,6 +35,20 @@ pub struct SimOptions {
     /// draw `k × poses` Latin-hypercube candidates and keep the D-optimal `poses` for the
     /// experimenter's (initial) `model` (see [`crate::calib::d_optimal_poses`]).
     pub design: Option<(HandModel, usize)>,
+    /// How `design` picks the poses among the candidates.
+    pub planner: Planner,
+}
+
+/// Pose planners of [`SimOptions::design`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Planner {
+    /// Largest determinant of the scaled information matrix
+    /// ([`crate::calib::d_optimal_poses`]).
+    #[default]
+    DOptimal,
+    /// Smallest condition number of the scaled problem
+    /// ([`crate::calib::design::cond_optimal_poses`]).
+    CondOptimal,
 }
 
 impl Default for SimOptions {
@@ -47,6 +61,7 @@ impl Default for SimOptions {
             quantize: true,
             seed: 1,
             design: None,
+            planner: Planner::DOptimal,
         }
     }
 }
@@ -80,7 +95,10 @@ pub fn simulate(truth: &HandModel, opts: &SimOptions) -> Vec<Sample> {
             }
         }
         if let Some((model, _)) = &opts.design {
-            let idx = d_optimal_poses(model.finger(f), f, &cand, m);
+            let idx = match opts.planner {
+                Planner::DOptimal => d_optimal_poses(model.finger(f), f, &cand, m),
+                Planner::CondOptimal => cond_optimal_poses(model.finger(f), f, &cand, m, 3),
+            };
             let mut picked: Vec<[f64; 4]> = idx.iter().map(|&i| cand[i]).collect();
             picked.sort_by(|a, b| a[0].total_cmp(&b[0]).then(a[1].total_cmp(&b[1])));
             cand = picked;
@@ -138,6 +156,76 @@ pub fn perturb(model: &HandModel, scale: f64, seed: u64) -> HandModel {
         }
     }
     m.name = format!("{} (perturbed x{scale}, seed {seed})", model.name);
+    m
+}
+
+/// A systematic deviation of a hand from the model it was derived from (the issue 16
+/// perturbation classes): every sensor gain × `gain`, every offset + `offset` (rad), every
+/// length × `length`, the thumb cross-coupling gains × `coupling`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Deviation {
+    /// Factor on every gain g0..g3.
+    pub gain: f64,
+    /// Added to every offset β (rad).
+    pub offset: f64,
+    /// Factor on every length.
+    pub length: f64,
+    /// Factor on the thumb's four cross-coupling gains.
+    pub coupling: f64,
+}
+
+impl Default for Deviation {
+    fn default() -> Self {
+        Deviation {
+            gain: 1.0,
+            offset: 0.0,
+            length: 1.0,
+            coupling: 1.0,
+        }
+    }
+}
+
+/// `model` with the deviation `d` applied to every finger.
+pub fn deviate(model: &HandModel, d: &Deviation) -> HandModel {
+    let mut m = model.clone();
+    for f in Finger::ALL {
+        let p = m.finger_mut(f);
+        p.gains.iter_mut().for_each(|g| *g *= d.gain);
+        p.offsets.iter_mut().for_each(|b| *b += d.offset);
+        p.lengths.iter_mut().for_each(|a| *a *= d.length);
+        if let Some(c) = &mut p.coupling {
+            c.t0_s1 *= d.coupling;
+            c.t1_s0 *= d.coupling;
+            c.twist_s0 *= d.coupling;
+            c.twist_s1 *= d.coupling;
+        }
+    }
+    m
+}
+
+/// A hand with every parameter drawn independently within the issue 16 ranges (seeded):
+/// each gain × U(0.7, 1.3), each offset + U(−15°, 15°), each length × U(0.85, 1.15), thumb
+/// cross-coupling × 3.
+pub fn deviate_randomly(model: &HandModel, seed: u64) -> HandModel {
+    let mut rng = generator(seed.wrapping_mul(7919).wrapping_add(13));
+    let mut m = model.clone();
+    let deg = std::f64::consts::PI / 180.0;
+    for f in Finger::ALL {
+        let p = m.finger_mut(f);
+        p.gains.iter_mut().for_each(|g| *g *= rng.range(0.7, 1.3));
+        p.offsets
+            .iter_mut()
+            .for_each(|b| *b += rng.range(-15.0, 15.0) * deg);
+        p.lengths
+            .iter_mut()
+            .for_each(|a| *a *= rng.range(0.85, 1.15));
+        if let Some(c) = &mut p.coupling {
+            c.t0_s1 *= 3.0;
+            c.t1_s0 *= 3.0;
+            c.twist_s0 *= 3.0;
+            c.twist_s1 *= 3.0;
+        }
+    }
     m
 }
 

@@ -217,7 +217,9 @@ fn absurd_data_gives_an_error_naming_the_finger_not_a_model() {
         ),
     ];
     for (finger, data) in cases {
-        match calibrate(&nominal, &data, &CalibOptions::default(), |_| {}) {
+        let result = calibrate(&nominal, &data, &CalibOptions::default(), |_| {})
+            .and_then(|(m, r)| r.ensure_passed().map(|_| (m, r)));
+        match result {
             Err(e) => assert!(e.to_string().contains(finger.name()), "{finger:?}: {e}"),
             Ok((model, report)) => panic!(
                 "{finger:?}: accepted, lengths {:?}, rms after {:?}",

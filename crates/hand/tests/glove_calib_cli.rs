@@ -252,3 +252,136 @@ fn a_closed_stdout_does_not_panic() {
     assert!(out.status.success(), "{err}");
     assert!(dir.path().join("cal.yaml").is_file());
 }
+
+/// Runs glove_calib in the repository root; returns (exit code, stdout + stderr).
+fn run_status(args: &[&str]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_glove_calib"))
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr),
+    )
+}
+
+/// Issue 16: bad data exits non-zero with a message naming the problem and writes no model
+/// (millimetres, 6 poses, a header-only validation file); a hand far from nominal (gains
+/// ×1.3, offsets +15°) calibrates into a file that loads and validates within 5 mm.
+#[test]
+fn bad_data_exits_non_zero_and_writes_no_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).display().to_string();
+    run(&["simulate", "--poses", "30", "--out", &p("good.csv")]);
+    // millimetres
+    let text = std::fs::read_to_string(p("good.csv")).unwrap();
+    let mm: String = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if i == 0 {
+                return format!("{l}\n");
+            }
+            let mut f: Vec<String> = l.split(',').map(str::to_owned).collect();
+            for v in &mut f[6..9] {
+                *v = format!("{}", v.parse::<f64>().unwrap() * 1000.0);
+            }
+            f.join(",") + "\n"
+        })
+        .collect();
+    std::fs::write(p("mm.csv"), mm).unwrap();
+    run(&["simulate", "--poses", "6", "--out", &p("six.csv")]);
+    std::fs::write(p("empty.csv"), "pose,finger,s0,s1,s2,s3,x,y,z\n").unwrap();
+    for (data, want) in [("mm.csv", "millimetres"), ("six.csv", "at least 17 needed")] {
+        let (code, text) = run_status(&[
+            "calibrate",
+            "--data",
+            &p(data),
+            "--out",
+            &p("cal.yaml"),
+            "--report-dir",
+            &p("r"),
+        ]);
+        assert_eq!(code, 1, "{data}: {text}");
+        assert!(text.contains(want), "{data}: {text}");
+        assert!(
+            !dir.path().join("cal.yaml").exists(),
+            "{data}: a model was written"
+        );
+        assert!(!dir.path().join("cal.yaml.tmp").exists());
+    }
+    let (code, text) = run_status(&[
+        "validate",
+        "--params",
+        "config/hand_model_nominal.yaml",
+        "--data",
+        &p("empty.csv"),
+        "--report-dir",
+        &p("r"),
+        "--max-error",
+        "5",
+    ]);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("no data rows"), "{text}");
+    // far from nominal: the issue's ×1.3 / +15° hand
+    run(&[
+        "simulate",
+        "--perturb",
+        "1",
+        "--truth-seed",
+        "8",
+        "--gain-factor",
+        "1.3",
+        "--offset-deg",
+        "15",
+        "--truth-out",
+        &p("truth.yaml"),
+        "--poses",
+        "60",
+        "--seed",
+        "3",
+        "--out",
+        &p("far.csv"),
+    ]);
+    let cal = run(&[
+        "calibrate",
+        "--data",
+        &p("far.csv"),
+        "--out",
+        &p("far.yaml"),
+        "--report-dir",
+        &p("r"),
+    ]);
+    assert!(cal.contains("written and read back"), "{cal}");
+    run(&[
+        "simulate",
+        "--params",
+        &p("truth.yaml"),
+        "--poses",
+        "200",
+        "--first-pose",
+        "1000",
+        "--vision-noise",
+        "0",
+        "--sensor-noise",
+        "0",
+        "--no-quantize",
+        "--seed",
+        "4",
+        "--out",
+        &p("far_val.csv"),
+    ]);
+    let val = run(&[
+        "validate",
+        "--params",
+        &p("far.yaml"),
+        "--data",
+        &p("far_val.csv"),
+        "--report-dir",
+        &p("r"),
+        "--max-error",
+        "5",
+    ]);
+    assert!(val.contains("all errors below 5 mm"), "{val}");
+}

@@ -80,7 +80,24 @@ pub fn human_joint_state(m: &MappedHand, stamp: Time, prefix: &str) -> JointStat
     }
 }
 
-/// `sensor_msgs/JointState` of the HIT/DLR hand: the 17 URDF joints (coupled pairs equal).
+/// Margin (rad) kept from every joint limit in the commands: a trajectory controller that
+/// blends a new command into the motion in progress (robot_sim starts the segment with the
+/// current velocity) overshoots a target at the limit by up to about 1 mrad, and a driver that
+/// checks the interpolated positions against the URDF limits would refuse it.
+pub const LIMIT_MARGIN: f64 = 0.01;
+
+/// The 17 URDF joint positions commanded for the 13 DOF `q`: coupled pairs equal, each kept
+/// [`LIMIT_MARGIN`] inside its limits.
+pub fn command_positions(q: &[f64; 13]) -> [f64; 17] {
+    let mut inner = *q;
+    for (v, (lo, hi)) in inner.iter_mut().zip(HitDlrHand::limits()) {
+        *v = v.clamp(lo + LIMIT_MARGIN, hi - LIMIT_MARGIN);
+    }
+    HitDlrHand::urdf_positions(&inner)
+}
+
+/// `sensor_msgs/JointState` of the HIT/DLR hand: the 17 URDF joints (coupled pairs equal,
+/// [`command_positions`]).
 pub fn robot_joint_state(q: &[f64; 13], stamp: Time) -> JointState {
     JointState {
         header: Header {
@@ -88,10 +105,21 @@ pub fn robot_joint_state(q: &[f64; 13], stamp: Time) -> JointState {
             frame_id: String::new(),
         },
         name: HitDlrHand::urdf_joint_names(),
-        position: HitDlrHand::urdf_positions(q).to_vec(),
+        position: command_positions(q).to_vec(),
         velocity: Vec::new(),
         effort: Vec::new(),
     }
+}
+
+/// The 17 URDF joint positions of the HIT/DLR hand from a joint state naming them all (in
+/// any order, others ignored); `None` when one is missing or not finite.
+pub fn urdf_state(js: &JointState, names: &[String]) -> Option<[f64; 17]> {
+    let mut q = [0.0; 17];
+    for (k, n) in names.iter().enumerate().take(17) {
+        let i = js.name.iter().position(|m| m == n)?;
+        q[k] = *js.position.get(i).filter(|v| v.is_finite())?;
+    }
+    Some(q)
 }
 
 fn duration(s: f64) -> Duration {
@@ -107,7 +135,7 @@ fn duration(s: f64) -> Duration {
 /// start now), with zero final velocity. Used both for commands and for the stop (the current
 /// command with zero velocity).
 pub fn robot_trajectory(q: &[f64; 13], time_from_start: f64) -> JointTrajectory {
-    let positions = HitDlrHand::urdf_positions(q).to_vec();
+    let positions = command_positions(q).to_vec();
     JointTrajectory {
         header: Header::default(),
         joint_names: HitDlrHand::urdf_joint_names(),

@@ -11,6 +11,9 @@
 //! - [`convert`]: `GloveReading` ↔ raw vectors, `JointState` / `JointTrajectory` builders.
 //! - [`fixture`]: the glove stream of the rosbag replay test (`tests/bags/hand_glove/`) and
 //!   the joint outputs `hand_mapping` must give for it.
+//! - [`markers`]: RViz markers of `hand_mapping` (human hand, fingertip targets, contacts in red).
+//! - [`status`]: the status line `hand_mapping` logs every second.
+//! - [`cyberglove`]: the CyberGlove serial protocol of `cyberglove_driver` (framing, parsing, recovery).
 //! - [`settings`]: parameters of the nodes, generated from `params/<node>.yaml` (with the
 //!   documented `config/<node>.yaml`, checked by a test).
 #![warn(missing_docs)]
@@ -19,9 +22,12 @@ pub mod bag_input;
 pub mod calibration;
 pub mod contact;
 pub mod convert;
+pub mod cyberglove;
 pub mod fixture;
 pub mod guard;
+pub mod markers;
 pub mod settings;
+pub mod status;
 
 /// Errors of the hand_teleop nodes: the errors every node shares ([`rpq_ros::NodeError`]:
 /// parameters, transport, messages) plus the hand model library's.

@@ -20,6 +20,11 @@ pub mod simulated_glove {
     include!(concat!(env!("OUT_DIR"), "/simulated_glove.rs"));
 }
 
+/// Generated from `params/cyberglove_driver.yaml`.
+pub mod cyberglove_driver {
+    include!(concat!(env!("OUT_DIR"), "/cyberglove_driver.rs"));
+}
+pub use cyberglove_driver::{declarations as driver_declarations, CybergloveDriverParams};
 pub use glove_calibration::{declarations as calibration_declarations, GloveCalibrationParams};
 pub use hand_mapping::{declarations as mapping_declarations, HandMappingParams};
 pub use simulated_glove::{declarations as glove_declarations, SimulatedGloveParams};
@@ -28,6 +33,10 @@ pub use simulated_glove::{declarations as glove_declarations, SimulatedGlovePara
 pub const MAPPING_NODE: &str = hand_mapping::NODE_NAME;
 /// Default node name of the calibration node.
 pub const CALIBRATION_NODE: &str = glove_calibration::NODE_NAME;
+/// Default node name of the CyberGlove driver.
+pub const DRIVER_NODE: &str = cyberglove_driver::NODE_NAME;
+/// Topic of `hand_mapping`'s RViz markers (`visualization_msgs/MarkerArray`).
+pub const MARKERS_TOPIC: &str = "~/markers";
 /// Default node name of the simulated glove.
 pub const GLOVE_NODE: &str = simulated_glove::NODE_NAME;
 
@@ -37,6 +46,9 @@ pub const GLOVE_TOPIC: &str = "glove/raw";
 pub const HUMAN_JOINTS_TOPIC: &str = "human_hand/joint_states";
 /// Topic of the robot hand joint command as joint states (`sensor_msgs/JointState`).
 pub const ROBOT_JOINTS_TOPIC: &str = "hit_dlr_hand/joint_commands";
+/// Topic of the robot hand's measured joints (`sensor_msgs/JointState`, e.g. robot_sim's),
+/// read to time the trajectory commands.
+pub const ROBOT_STATE_TOPIC: &str = "joint_states";
 /// Topic of the robot hand trajectory command (`trajectory_msgs/JointTrajectory`).
 pub const ROBOT_TRAJECTORY_TOPIC: &str = "hand_controller/joint_trajectory";
 /// Mode switch service (`std_srvs/SetBool`: true = fingertip, false = joint space).
@@ -97,6 +109,10 @@ mod tests {
                 glove_calibration::CONFIG_YAML,
             ),
             (simulated_glove::CONFIG_FILE, simulated_glove::CONFIG_YAML),
+            (
+                cyberglove_driver::CONFIG_FILE,
+                cyberglove_driver::CONFIG_YAML,
+            ),
         ] {
             rpq_param_gen::check_file(&root.join(file), text);
         }

@@ -12,6 +12,10 @@
 //! | pub `hit_dlr_hand/joint_commands` | `sensor_msgs/JointState` | 17 robot URDF joints (coupled pairs equal), per valid reading |
 //! | pub `hand_controller/joint_trajectory` | `trajectory_msgs/JointTrajectory` | one point, `trajectory_time`; on timeout: last command with zero velocity |
 //! | srv `~/set_fingertip_mode` | `std_srvs/SetBool` | true: fingertip mapping, false: joint-space mapping |
+//! | pub `~/markers` | `visualization_msgs/MarkerArray` | human hand model beside the robot, fingertip targets, contacts in red (frame `palm`) |
+//!
+//! Every second a status line: readings per second, rejected readings, worst fingertip
+//! error, mode, failed stop publications.
 //!
 //! With `contact.boxes` set, a distal link closer than `contact.distance` to a box gives a
 //! (throttled) "fingertip contact" warning (proximity engine, `rpq_proximity`).
@@ -29,7 +33,9 @@ use futures::StreamExt;
 use hand_teleop::contact::ContactMonitor;
 use hand_teleop::convert;
 use hand_teleop::guard::{GloveGuard, TickAction};
+use hand_teleop::markers;
 use hand_teleop::settings::{self, HandMappingParams};
+use hand_teleop::status::Status;
 use rpq_hand::mapping::{HandMapper, MappingMode};
 use rpq_hand::HandModel;
 use rpq_ros::interfaces::rpq_interfaces::msg::GloveReading;
@@ -37,6 +43,7 @@ use rpq_ros::log::WarnThrottle;
 use rpq_ros::msg::builtin_interfaces::Time;
 use rpq_ros::msg::sensor_msgs::JointState;
 use rpq_ros::msg::trajectory_msgs::JointTrajectory;
+use rpq_ros::msg::visualization_msgs::MarkerArray;
 use rpq_ros::run::NodeStart;
 use rpq_ros::srv::std_srvs::{SetBool, SetBoolResponse};
 use rpq_ros::{qos, ros_info};
@@ -66,8 +73,18 @@ async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
         node.publisher::<JointTrajectory>(settings::ROBOT_TRAJECTORY_TOPIC, qos::default())?;
     let glove_sub = node.subscription::<GloveReading>(settings::GLOVE_TOPIC, qos::default())?;
     let mode_srv = node.service::<SetBool>(settings::SET_MODE_SERVICE)?;
+    let state_sub = node.subscription::<JointState>(settings::ROBOT_STATE_TOPIC, qos::default())?;
+    let mut states = pin!(state_sub.async_stream());
+    let urdf_names = rpq_hand::robot::HitDlrHand::urdf_joint_names();
+    let mut robot_state: Option<(f64, [f64; 17])> = None;
+    let marker_pub = node.publisher::<MarkerArray>(settings::MARKERS_TOPIC, qos::default())?;
+    let human_offset = nalgebra::Vector3::new(0.0, 0.25, 0.0);
+    let mut status = Status::default();
 
     let mut last_command: Option<[f64; 13]> = None;
+    // The last trajectory sent: when it ends (node clock) and its largest joint step, to time the
+    // next one safely while the hand's joint states are not (yet) heard.
+    let (mut last_end, mut last_step) = (f64::NEG_INFINITY, 0.0_f64);
     let mut contact_warned: std::collections::HashMap<(&str, usize), f64> = Default::default();
     let mut readings = pin!(glove_sub.async_stream());
     let mut mode_requests = pin!(mode_srv.receive_request_stream());
@@ -92,9 +109,14 @@ async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
                     warn(format!("no valid glove data for {} s: stopping the hand", s.hold_timeout), now);
                     if let Some(q) = last_command {
                         if let Err(e) = traj_pub.publish(convert::robot_trajectory(&q, 0.0)) {
+                            status.failed_stop();
                             warn(format!("cannot publish the stop trajectory: {e}"), now);
                         }
                     }
+                }
+                let mode = match mapper.mode { MappingMode::Fingertip => "fingertip", MappingMode::JointSpace => "joint_space" };
+                if let Some(line) = status.line(now, 1.0, mode) {
+                    ros_info!(log, "{}", line);
                 }
             }
             item = readings.next() => {
@@ -113,18 +135,46 @@ async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
                 let raw = match ordered.map_err(|e| e.to_string()).and_then(|(v, names)| guard.accept(now, &v, &names).map_err(|e| e.to_string())) {
                     Ok(r) => r,
                     Err(e) => {
+                        status.rejected();
                         warn(format!("rejected glove reading: {e}; holding the last command"), now);
                         continue;
                     }
                 };
-                let mapped = mapper.map(&raw);
+                let mapped = match mapper.map(&raw) {
+                    Ok(m) => m,
+                    Err(e) => {
+                        status.rejected();
+                        warn(format!("rejected glove reading: {e}; holding the last command"), now);
+                        continue;
+                    }
+                };
+                status.mapped(mapped.tip_error.iter().cloned().fold(0.0, f64::max));
                 // outputs carry the glove reading's stamp (acquisition time); 0 means now
                 let t = if msg.header.stamp == Time::default() { clock.now() } else { msg.header.stamp };
                 let _ = human_pub.publish(convert::human_joint_state(&mapped, t, &s.human_joint_prefix));
                 let _ = robot_pub.publish(convert::robot_joint_state(&mapped.robot, t));
-                let _ = traj_pub.publish(convert::robot_trajectory(&mapped.robot, s.trajectory_time));
+                // from where the hand is (its joint_states) or the last command: slow enough for
+                // its velocity limits (a cubic segment peaks at 1.5x its mean speed)
+                let target = convert::command_positions(&mapped.robot);
+                let max_step = |from: &[f64; 17]| (0..17).map(|k| (target[k] - from[k]).abs()).fold(0.0, f64::max);
+                let heard = robot_state.as_ref().filter(|(t, _)| now - t < 1.0).map(|(_, q)| max_step(q));
+                let step = match (heard, &last_command) {
+                    (Some(step), _) => step,
+                    // Not heard: the hand may still be on its way to the last command, so add
+                    // what that move may have left; nothing sent yet: half a turn, more than any
+                    // hand joint's range.
+                    (None, Some(last)) => {
+                        max_step(&convert::command_positions(last)) + if now < last_end { last_step } else { 0.0 }
+                    }
+                    (None, None) => std::f64::consts::PI,
+                };
+                let duration = s.trajectory_time.max(1.5 * step / s.max_joint_velocity);
+                (last_end, last_step) = (now + duration, step);
+                let _ = traj_pub.publish(convert::robot_trajectory(&mapped.robot, duration));
                 last_command = Some(mapped.robot);
-                for c in contacts.check(&mapped.robot) {
+                let found = contacts.check(&mapped.robot);
+                let _ = marker_pub.publish(markers::build(&mapper.human, &mapped, &found, &human_offset, t));
+                for c in found {
                     // one warning per finger and box every 2 s
                     let key = (c.finger.name(), c.object);
                     if contact_warned.get(&key).is_some_and(|t| now - t < 2.0) {
@@ -132,6 +182,13 @@ async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
                     }
                     contact_warned.insert(key, now);
                     warn(format!("fingertip contact: {} within {:.1} mm of contact box {}", c.finger.name(), c.distance * 1e3, c.object), now);
+                }
+            }
+            item = states.next() => {
+                if let Some(Ok((js, _))) = item {
+                    if let Some(q) = convert::urdf_state(&js, &urdf_names) {
+                        robot_state = Some((clock.seconds(), q));
+                    }
                 }
             }
             item = mode_requests.next() => {

@@ -91,7 +91,7 @@ pub fn finger_tip(q: &[f64; 3]) -> Vector3<f64> {
     Vector3::new(u * q[0].cos(), u * q[0].sin(), w)
 }
 
-fn planar(q1: f64, q2: f64) -> (f64, f64) {
+pub(crate) fn planar(q1: f64, q2: f64) -> (f64, f64) {
     let [l1, l2, l3] = LINKS;
     let a1 = q1;
     let a2 = q1 + q2;
@@ -143,104 +143,8 @@ pub fn finger_limits() -> [(f64, f64); 3] {
     ]
 }
 
-fn clamp3(q: &mut [f64; 3]) {
-    for (v, (lo, hi)) in q.iter_mut().zip(finger_limits()) {
-        *v = v.clamp(lo, hi);
-    }
-}
-
-/// Result of a finger inverse kinematics.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct FingerIk {
-    /// `[abd, flex, coupled]` within limits.
-    pub q: [f64; 3],
-    /// Distance from the reached fingertip to the target (m); 0 inside the workspace.
-    pub error: f64,
-}
-
-/// Inverse kinematics of one finger for a target in its base frame, with the 1:1 coupling
-/// and joint limits. Targets outside the workspace get an approximate pose near the closest
-/// reachable point. The map from target to joints is **continuous** (no branch switching,
-/// no iteration-count dependence on the target) except for targets pointing straight back
-/// behind the finger base, far outside the workspace:
-/// 1. abduction `q0 = clamp(atan2(y, max(x, δ)))` (δ = 20 mm keeps it continuous when the
-///    target passes over the base),
-/// 2. the target is projected onto the finger plane; the coupled angle follows from the
-///    distance (clamped to the reachable annulus, [`reach`] is monotonic), the flexion from
-///    the direction (clamped),
-/// 3. eight damped least-squares steps with joint clamping remove the residual (exact when
-///    the target is reachable and in front of the base, `x > 0`; fingertips curled back
-///    behind the base keep the approximate abduction); they are blended in only when the seed is already within
-///    a few mm, so far outside the workspace the (continuous) seed is the answer.
-pub fn finger_ik(target: &Vector3<f64>) -> FingerIk {
-    const DELTA: f64 = 0.02;
-    let mut q = [0.0; 3];
-    q[0] = target
-        .y
-        .atan2(target.x.max(DELTA))
-        .clamp(-ABD_LIMIT, ABD_LIMIT);
-    let (s0, c0) = q[0].sin_cos();
-    let u = target.x * c0 + target.y * s0;
-    let w = target.z;
-    let rmin = reach(COUPLED_RANGE[1]);
-    let rmax = reach(0.0);
-    let r = u.hypot(w).clamp(rmin, rmax);
-    // bisection on the monotone reach
-    let (mut lo, mut hi) = (COUPLED_RANGE[0], COUPLED_RANGE[1]);
-    for _ in 0..40 {
-        let mid = 0.5 * (lo + hi);
-        if reach(mid) > r {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    q[2] = 0.5 * (lo + hi);
-    let (pu, pw) = planar(0.0, q[2]);
-    let phi = pw.atan2(pu);
-    // angle of the target relative to the local tip direction, wrapped around the middle of
-    // the flexion range so the cut lies behind the finger
-    let mut a = w.atan2(u) - phi;
-    while a > std::f64::consts::PI {
-        a -= std::f64::consts::TAU;
-    }
-    while a <= -std::f64::consts::PI {
-        a += std::f64::consts::TAU;
-    }
-    q[1] = a.clamp(-FLEX_LIMIT, FLEX_LIMIT);
-    // damped least-squares refinement with clamping, blended in by the seed's accuracy:
-    // full weight when the seed is within 1 mm of the target, none beyond 5 mm (far outside
-    // the workspace the clamped iteration has several attractors and could switch between
-    // them; the blend keeps the map continuous there)
-    let seed = q;
-    let seed_err = (target - finger_tip(&seed)).norm();
-    let weight = ((5e-3 - seed_err) / 4e-3).clamp(0.0, 1.0);
-    if weight > 0.0 {
-        let lambda2 = 1e-6;
-        for _ in 0..8 {
-            let e = target - finger_tip(&q);
-            if e.norm() < 1e-12 {
-                break;
-            }
-            let j = finger_jacobian(&q);
-            let jjt = j * j.transpose() + Matrix3::identity() * lambda2;
-            if let Some(inv) = jjt.try_inverse() {
-                let dq = j.transpose() * (inv * e);
-                for k in 0..3 {
-                    q[k] += dq[k];
-                }
-                clamp3(&mut q);
-            }
-        }
-        for k in 0..3 {
-            q[k] = seed[k] + weight * (q[k] - seed[k]);
-        }
-    }
-    FingerIk {
-        q,
-        error: (target - finger_tip(&q)).norm(),
-    }
-}
+mod ik;
+pub use ik::{finger_ik, finger_ik_candidates, FingerIk, FingerIkTracker};
 
 /// The 13-DOF HIT/DLR hand model.
 #[derive(Clone, Debug, Default)]
@@ -273,16 +177,22 @@ impl HitDlrHand {
         v
     }
 
-    /// Expands 13 DOF to the 17 URDF joint positions (distal = middle, the 1:1 coupling).
+    /// Expands 13 DOF to the 17 URDF joint positions (distal = middle, the 1:1 coupling),
+    /// each clamped into its limits as the URDF prints them (6 decimals, rounded inwards), so
+    /// a driver that checks the URDF's limits accepts a command at a limit (π/2 > 1.570796).
     pub fn urdf_positions(q: &[f64; 13]) -> [f64; 17] {
+        let lim = Self::limits();
+        let inward = |v: f64, (lo, hi): (f64, f64)| {
+            v.clamp((lo * 1e6).ceil() / 1e6, (hi * 1e6).floor() / 1e6)
+        };
         let mut out = [0.0; 17];
-        out[0] = q[0];
+        out[0] = inward(q[0], lim[0]);
         for (i, f) in RobotFinger::ALL.iter().enumerate() {
             let k = f.first_joint();
-            out[1 + 4 * i] = q[k];
-            out[2 + 4 * i] = q[k + 1];
-            out[3 + 4 * i] = q[k + 2];
-            out[4 + 4 * i] = q[k + 2];
+            out[1 + 4 * i] = inward(q[k], lim[k]);
+            out[2 + 4 * i] = inward(q[k + 1], lim[k + 1]);
+            out[3 + 4 * i] = inward(q[k + 2], lim[k + 2]);
+            out[4 + 4 * i] = inward(q[k + 2], lim[k + 2]);
         }
         out
     }
@@ -378,7 +288,6 @@ impl HitDlrHand {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use proptest::prelude::*;
 
     #[test]
     fn reach_is_monotone() {
@@ -402,89 +311,6 @@ mod tests {
             b[k] -= 1e-6;
             let fd = (finger_tip(&a) - finger_tip(&b)) / 2e-6;
             assert!((fd - j.column(k)).norm() < 1e-8);
-        }
-    }
-
-    proptest! {
-        #[test]
-        fn ik_is_exact_inside_the_workspace(a in -ABD_LIMIT..ABD_LIMIT, f in -FLEX_LIMIT..FLEX_LIMIT, c in 0.0..COUPLED_RANGE[1]) {
-            let tip = finger_tip(&[a, f, c]);
-            prop_assume!(tip.x > 0.02);
-            let ik = finger_ik(&tip);
-            prop_assert!(ik.error < 1e-9, "error {}", ik.error);
-        }
-
-        #[test]
-        fn ik_reaches_most_of_the_workspace(a in -ABD_LIMIT..ABD_LIMIT, f in -FLEX_LIMIT..FLEX_LIMIT, c in 0.0..COUPLED_RANGE[1]) {
-            let tip = finger_tip(&[a, f, c]);
-            // curled-back fingertips (behind the base) lose the abduction, see finger_ik
-            prop_assume!(tip.x > 0.0);
-            let ik = finger_ik(&tip);
-            prop_assert!(ik.error < 2e-3, "error {} at {:?}", ik.error, tip);
-        }
-    }
-
-    /// Sweeps a target from well inside to well outside the workspace along several lines;
-    /// the joint change per 0.5 mm step stays bounded (no jump between the exact and the
-    /// approximate region).
-    #[test]
-    fn ik_is_continuous_across_the_workspace_boundary() {
-        let lines = [
-            (Vector3::new(0.08, 0.0, 0.03), Vector3::new(0.20, 0.0, 0.05)),
-            (
-                Vector3::new(0.08, 0.0, 0.03),
-                Vector3::new(0.08, 0.12, 0.03),
-            ),
-            (
-                Vector3::new(0.09, 0.02, 0.02),
-                Vector3::new(0.0, 0.02, -0.15),
-            ),
-            (
-                Vector3::new(0.05, 0.0, 0.08),
-                Vector3::new(-0.02, 0.0, 0.02),
-            ),
-            (
-                Vector3::new(0.06, -0.01, 0.06),
-                Vector3::new(0.0, -0.05, 0.14),
-            ),
-        ];
-        // max joint change per step along a line, and whether it crossed the boundary
-        let sweep = |a: Vector3<f64>, b: Vector3<f64>, step: f64| {
-            let d: Vector3<f64> = b - a;
-            let steps = (d.norm() / step).ceil() as usize;
-            let mut prev: Option<[f64; 3]> = None;
-            let (mut inside, mut outside, mut worst) = (false, false, 0.0f64);
-            for s in 0..=steps {
-                let t = a + d * (s as f64 / steps as f64);
-                let ik = finger_ik(&t);
-                inside |= ik.error < 1e-6;
-                outside |= ik.error > 1e-3;
-                if let Some(p) = prev {
-                    let jump = (0..3).map(|k| (ik.q[k] - p[k]).abs()).fold(0.0, f64::max);
-                    worst = worst.max(jump);
-                }
-                prev = Some(ik.q);
-            }
-            (inside && outside, worst)
-        };
-        for (a, b) in lines {
-            let (crossed, coarse) = sweep(a, b, 5e-4);
-            assert!(crossed, "line {a:?} -> {b:?} must cross the boundary");
-            // bounded per 0.5 mm step (the stretched-finger singularity gives a square-root
-            // profile, hence a few degrees rather than a Lipschitz bound) ...
-            assert!(
-                coarse < 6f64.to_radians(),
-                "jump {:.2}°",
-                coarse.to_degrees()
-            );
-            // ... and shrinking with the step: a discontinuity would not shrink
-            let (_, fine) = sweep(a, b, 5e-5);
-            assert!(
-                fine < 0.5 * coarse,
-                "fine {:.3}° coarse {:.3}°",
-                fine.to_degrees(),
-                coarse.to_degrees()
-            );
         }
     }
 

@@ -23,6 +23,13 @@ use crate::data::Sample;
 use crate::error::HandError;
 use crate::model::{param_names, ChainFrames, Finger, FingerParams, HandModel};
 
+pub mod checks;
+pub mod design;
+mod init;
+
+pub use design::d_optimal_poses;
+pub use init::initial_guess;
+
 /// Calibration settings.
 #[derive(Clone, Debug)]
 pub struct CalibOptions {
@@ -36,6 +43,30 @@ pub struct CalibOptions {
     pub patience: usize,
     /// LM relative tolerance on the objective and on the scaled step.
     pub tol: f64,
+    /// Start the fit from the data-driven initial guess ([`initial_guess`]) as well as from
+    /// the initial model, and keep the better plausible result (true by default).
+    pub robust_start: bool,
+    /// Expected vision noise, standard deviation per axis (m): sets the residual test (a fit
+    /// whose rms fingertip error exceeds `residual_factor · √3 · vision_noise`, at least
+    /// 1 mm, fails) and the outlier test.
+    pub vision_noise: f64,
+    /// See `vision_noise`.
+    pub residual_factor: f64,
+    /// Condition number of the full scaled problem (eq. 13, every parameter) above which a
+    /// finger fails: the poses do not determine its parameters (duplicate or too similar
+    /// poses, a sensor that does not move). Between `cond_warn` and this: a warning.
+    pub cond_max: f64,
+    /// Valid raw readings `[min, max]` (counts) of the glove (8-bit: 0..255); rows outside
+    /// are refused, naming them.
+    pub raw_range: [f64; 2],
+    /// Fingers to calibrate; `None`: all five, and a finger without rows is an error. Rows of
+    /// fingers not named are ignored (they keep their initial parameters).
+    pub fingers: Option<Vec<Finger>>,
+    /// A fingertip error above `outlier_factor` × the median error (and above 3 mm) marks its
+    /// row as an outlier: it is named, left out and the finger refitted.
+    pub outlier_factor: f64,
+    /// Largest share of a finger's rows that may be outliers before the finger fails.
+    pub max_outlier_share: f64,
 }
 
 impl Default for CalibOptions {
@@ -46,6 +77,14 @@ impl Default for CalibOptions {
             scaling_displacement: 1e-3,
             patience: 100,
             tol: 1e-10,
+            robust_start: true,
+            vision_noise: 1e-3,
+            residual_factor: 2.0,
+            cond_max: 1.0e4,
+            raw_range: [0.0, 255.0],
+            fingers: None,
+            outlier_factor: 5.0,
+            max_outlier_share: 0.1,
         }
     }
 }
@@ -92,6 +131,18 @@ impl ErrorStats {
     }
 }
 
+/// A data row left out of the fit because its fingertip error is far above the others'.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Outlier {
+    /// 0-based position of the row in the data given to [`calibrate`] (in the finger's data
+    /// for [`calibrate_finger`]); data row `row + 1` in messages.
+    pub row: usize,
+    /// Its pose id.
+    pub pose: usize,
+    /// Its fingertip error under the fit made without it (m).
+    pub error: f64,
+}
+
 /// Result of calibrating one finger.
 #[derive(Clone, Debug, Serialize)]
 pub struct FingerReport {
@@ -119,7 +170,16 @@ pub struct FingerReport {
     pub unidentifiable: Vec<String>,
     /// Warnings and advice (condition number, sensor coverage).
     pub warnings: Vec<String>,
-    /// Error norms of every calibration sample after calibration (m).
+    /// Condition number of the full scaled problem at the solution, every parameter
+    /// included (eq. 13); ∞ when the poses do not determine them all.
+    pub full_condition_number: f64,
+    /// Where the kept fit started: `initial guess` (data-driven) or `initial model`.
+    pub start: String,
+    /// Rows left out of the fit as outliers.
+    pub outliers: Vec<Outlier>,
+    /// Reasons this finger's result must not be used (empty: it passed every check).
+    pub failures: Vec<String>,
+    /// Error norms of every calibration sample after calibration (m), outliers included.
     #[serde(skip)]
     pub errors: Vec<f64>,
 }
@@ -127,20 +187,45 @@ pub struct FingerReport {
 /// Result of a whole-hand calibration.
 #[derive(Clone, Debug, Serialize)]
 pub struct CalibrationReport {
-    /// One entry per finger that had data.
+    /// One entry per calibrated finger.
     pub fingers: Vec<FingerReport>,
+    /// Notes on the data as a whole (ignored rows of fingers not calibrated).
+    pub notes: Vec<String>,
 }
 
 impl CalibrationReport {
+    /// Every failure of every finger, as `finger: reason`.
+    pub fn failures(&self) -> Vec<String> {
+        self.fingers
+            .iter()
+            .flat_map(|r| {
+                r.failures
+                    .iter()
+                    .map(move |f| format!("{}: {f}", r.finger.name()))
+            })
+            .collect()
+    }
+
+    /// `Ok` when every finger passed its checks; else an error listing every failure. Call it
+    /// before using or saving the calibrated model.
+    pub fn ensure_passed(&self) -> Result<(), HandError> {
+        let f = self.failures();
+        if f.is_empty() {
+            Ok(())
+        } else {
+            Err(HandError::CalibrationFailed(f.join("; ")))
+        }
+    }
+
     /// Human-readable multi-line summary.
     pub fn summary(&self) -> String {
         let mut s = String::new();
         s.push_str(
-            "finger   poses  rms_before  max_before  rms_after  max_after   cond   converged\n",
+            "finger   poses  rms_before  max_before  rms_after  max_after   cond  cond_all  result\n",
         );
         for r in &self.fingers {
             s.push_str(&format!(
-                "{:<8} {:>5}  {:>8.3}mm  {:>8.3}mm  {:>7.3}mm  {:>7.3}mm  {:>6.1}  {} ({}, {} evals)\n",
+                "{:<8} {:>5}  {:>8.3}mm  {:>8.3}mm  {:>7.3}mm  {:>7.3}mm  {:>6.1}  {:>8.1}  {} (start: {}, {}, {} evals)\n",
                 r.finger.name(),
                 r.poses,
                 r.before.rms * 1e3,
@@ -148,10 +233,15 @@ impl CalibrationReport {
                 r.after.rms * 1e3,
                 r.after.max * 1e3,
                 r.condition_number,
-                if r.converged { "yes" } else { "NO" },
+                r.full_condition_number,
+                if r.failures.is_empty() { "ok" } else { "FAILED" },
+                r.start,
                 r.termination,
                 r.evaluations
             ));
+        }
+        for n in &self.notes {
+            s.push_str(&format!("note: {n}\n"));
         }
         for r in &self.fingers {
             s.push_str(&format!(
@@ -175,8 +265,27 @@ impl CalibrationReport {
             for u in &r.unidentifiable {
                 s.push_str(&format!("  unidentifiable: {u}\n"));
             }
+            if !r.outliers.is_empty() {
+                s.push_str(&format!(
+                    "  WARNING: {} outlier row(s) left out of the fit (fingertip error far above the others): {}\n",
+                    r.outliers.len(),
+                    r.outliers
+                        .iter()
+                        .map(|o| format!(
+                            "data row {} (pose {}, error {:.1} mm)",
+                            o.row + 1,
+                            o.pose,
+                            o.error * 1e3
+                        ))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
             for w in &r.warnings {
                 s.push_str(&format!("  WARNING: {w}\n"));
+            }
+            for f in &r.failures {
+                s.push_str(&format!("  FAILED: {f}\n"));
             }
         }
         s
@@ -348,65 +457,163 @@ fn sensor_of(finger: Finger, j: usize) -> Option<usize> {
     }
 }
 
-/// Pose design: picks `m` of the candidate readings greedily so that the scaled
-/// information matrix `(CH)ᵀ(CH)` of `params` has the largest determinant (D-optimal
-/// design). Uses only the model the experimenter already has (the initial parameters), so it
-/// is a valid way to plan which poses to record. Returns candidate indices in pick order.
-pub fn d_optimal_poses(
-    params: &FingerParams,
-    finger: Finger,
-    candidates: &[[f64; 4]],
-    m: usize,
-) -> Vec<usize> {
-    let n = finger.param_count();
-    let k = candidates.len();
-    let mut frames = ChainFrames::default();
-    let mut cols = vec![0.0; 3 * n];
-    let mut c = DMatrix::zeros(3 * k, n);
-    for (p, s) in candidates.iter().enumerate() {
-        params.identification_jacobian(finger, s, &mut frames, &mut cols);
-        for j in 0..n {
-            for r in 0..3 {
-                c[(3 * p + r, j)] = cols[3 * j + r];
-            }
-        }
-    }
-    let h = extremal_scaling(&c, 1e-3);
-    for j in 0..n {
-        let hj = if h[j].is_finite() { h[j] } else { 0.0 };
-        for i in 0..3 * k {
-            c[(i, j)] *= hj;
-        }
-    }
-    let mut info = DMatrix::<f64>::identity(n, n) * 1e-6;
-    let mut chosen = Vec::with_capacity(m);
-    let mut used = vec![false; k];
-    for _ in 0..m.min(k) {
-        let Some(inv) = info.clone().try_inverse() else {
-            break;
-        };
-        let mut best = (f64::NEG_INFINITY, usize::MAX);
-        for p in (0..k).filter(|&p| !used[p]) {
-            let a = c.rows(3 * p, 3);
-            let g = nalgebra::Matrix3::<f64>::identity()
-                + nalgebra::Matrix3::from_iterator((a * &inv * a.transpose()).iter().cloned());
-            let d = g.determinant();
-            if d > best.0 {
-                best = (d, p);
-            }
-        }
-        if best.1 == usize::MAX {
-            break;
-        }
-        used[best.1] = true;
-        chosen.push(best.1);
-        let a = c.rows(3 * best.1, 3);
-        info += a.transpose() * a;
-    }
-    chosen
+/// One Levenberg-Marquardt fit from `start`: unidentifiable directions at `start` are held.
+struct Fit {
+    params: FingerParams,
+    free: Vec<usize>,
+    unidentifiable: Vec<String>,
+    converged: bool,
+    termination: String,
+    evaluations: usize,
+    cost: f64,
 }
 
-/// Calibrates one finger from its samples, starting at `initial`.
+fn fit_from(start: &FingerParams, finger: Finger, data: &[Sample], opts: &CalibOptions) -> Fit {
+    let n = finger.param_count();
+    let names = param_names(finger);
+    let phi0 = start.to_vector(finger);
+    let (c0, _) = stacked(start, finger, data);
+    let h = extremal_scaling(&c0, opts.scaling_displacement);
+    let mut free: Vec<usize> = (0..n).filter(|&j| h[j].is_finite()).collect();
+    let mut unidentifiable = Vec::new();
+    for j in 0..n {
+        if !h[j].is_finite() {
+            unidentifiable.push(format!(
+                "{} (no effect on the fingertip in these poses)",
+                names[j]
+            ));
+        }
+    }
+    // rank check: remove one parameter per null direction
+    while !free.is_empty() {
+        let a = scaled(&c0, &free, &h);
+        let (sv, vt) = singular_values(&a);
+        let smax = sv[0];
+        let smin = *sv.last().unwrap_or(&0.0);
+        if smax > 0.0 && smin > opts.rank_tol * smax && free.len() <= a.nrows() {
+            break;
+        }
+        let Some(vt) = vt else { break };
+        let comps = weakest_direction_names(&vt, &free, &names);
+        let (worst, _) = comps[0];
+        unidentifiable.push(format!(
+            "{} = const (σr/σ1 = {:.1e}); holding {} at its initial value",
+            describe(&comps, &names),
+            smin / smax.max(f64::MIN_POSITIVE),
+            names[worst]
+        ));
+        free.retain(|&j| j != worst);
+    }
+    let mut problem = Problem {
+        finger,
+        data,
+        base: start.clone(),
+        phi0,
+        free: free.clone(),
+        h,
+        x: DVector::zeros(free.len()),
+        current: start.clone(),
+    };
+    problem.set_params(&DVector::zeros(free.len()));
+    let (problem, report) = LevenbergMarquardt::new()
+        .with_ftol(opts.tol)
+        .with_xtol(opts.tol)
+        .with_patience(opts.patience)
+        .minimize(problem);
+    let params = problem.current;
+    let cost = errors_of(&params, finger, data)
+        .iter()
+        .map(|e| e * e)
+        .sum::<f64>();
+    let termination = match report.termination {
+        levenberg_marquardt::TerminationReason::Converged { ftol, xtol } => {
+            format!("converged (ftol {ftol}, xtol {xtol})")
+        }
+        ref t => format!("{t:?}"),
+    };
+    Fit {
+        params,
+        free,
+        unidentifiable,
+        converged: report.termination.was_successful(),
+        termination,
+        evaluations: report.number_of_evaluations,
+        cost: if cost.is_finite() {
+            cost
+        } else {
+            f64::INFINITY
+        },
+    }
+}
+
+/// Fingertip error norms (m) of one finger's parameters on its samples.
+fn errors_of(p: &FingerParams, finger: Finger, data: &[Sample]) -> Vec<f64> {
+    data.iter()
+        .map(|s| (p.tip(finger, &s.readings) - s.tip).norm())
+        .collect()
+}
+
+/// Fits from every start (the data-driven guess and the initial model when
+/// `opts.robust_start`) and keeps the plausible fit with the smallest residual (any fit when
+/// none is plausible). When that fit is implausible or leaves a residual above
+/// [`checks::rms_limit`], more starts are tried: the data-driven guess from the initial
+/// model with its gains ×0.7 / ×1.3 and its offsets −15° / +15°.
+fn best_fit(
+    initial: &FingerParams,
+    finger: Finger,
+    data: &[Sample],
+    opts: &CalibOptions,
+) -> (Fit, &'static str) {
+    let mut best: Option<(bool, Fit, &'static str)> = None;
+    let consider =
+        |best: &mut Option<(bool, Fit, &'static str)>, start: FingerParams, name: &'static str| {
+            let fit = fit_from(&start, finger, data, opts);
+            let ok = checks::implausible(initial, &fit.params, finger).is_none();
+            let better = match best {
+                None => true,
+                Some((bok, b, _)) => (ok && !*bok) || (ok == *bok && fit.cost < b.cost),
+            };
+            if better {
+                *best = Some((ok, fit, name));
+            }
+        };
+    if opts.robust_start {
+        consider(
+            &mut best,
+            initial_guess(initial, finger, data),
+            "initial guess",
+        );
+    }
+    consider(&mut best, initial.clone(), "initial model");
+    let acceptable = |b: &Option<(bool, Fit, &'static str)>| {
+        b.as_ref().is_some_and(|(ok, f, _)| {
+            *ok && (f.cost / data.len().max(1) as f64).sqrt() <= checks::rms_limit(opts)
+        })
+    };
+    if opts.robust_start && !acceptable(&best) {
+        let deg = std::f64::consts::PI / 180.0;
+        for (gain, off) in [(1.3, 15.0), (0.7, -15.0), (1.3, -15.0), (0.7, 15.0)] {
+            let mut start = initial.clone();
+            start.gains.iter_mut().for_each(|g| *g *= gain);
+            start.offsets.iter_mut().for_each(|b| *b += off * deg);
+            consider(
+                &mut best,
+                initial_guess(&start, finger, data),
+                "shifted initial guess",
+            );
+            if acceptable(&best) {
+                break;
+            }
+        }
+    }
+    let (_, fit, name) = best.expect("at least one start");
+    (fit, name)
+}
+
+/// Calibrates one finger from its samples, starting at `initial`: the fit from the
+/// data-driven initial guess and from `initial` (see [`CalibOptions::robust_start`]),
+/// outliers named and left out, then the checks of the result (residual, plausibility,
+/// identifiability of the full problem) recorded in [`FingerReport::failures`].
 pub fn calibrate_finger(
     initial: &FingerParams,
     finger: Finger,
@@ -431,121 +638,118 @@ pub fn calibrate_finger(
     }
     let names = param_names(finger);
     let phi0 = initial.to_vector(finger);
-    let (c0, r0) = stacked(initial, finger, data);
-    let before_err: Vec<f64> = (0..data.len())
-        .map(|p| Vector3::new(r0[3 * p], r0[3 * p + 1], r0[3 * p + 2]).norm())
-        .collect();
-    let h = extremal_scaling(&c0, opts.scaling_displacement);
-    let mut free: Vec<usize> = (0..n).filter(|&j| h[j].is_finite()).collect();
-    let mut unidentifiable = Vec::new();
-    let mut warnings = Vec::new();
-    for j in 0..n {
-        if !h[j].is_finite() {
-            unidentifiable.push(format!(
-                "{} (no effect on the fingertip in these poses)",
-                names[j]
-            ));
-        }
-    }
-    // rank check: remove one parameter per null direction
-    loop {
-        if free.is_empty() {
+    let before_err = errors_of(initial, finger, data);
+    let (mut fit, mut start) = best_fit(initial, finger, data, opts);
+    // outliers: rows far above the typical error are named, left out and the finger refitted
+    let mut outliers = Vec::new();
+    let mut kept: Vec<Sample> = data.to_vec();
+    let mut kept_rows: Vec<usize> = (0..data.len()).collect();
+    for _ in 0..3 {
+        let e = errors_of(&fit.params, finger, &kept);
+        let limit = checks::outlier_limit(&e, opts);
+        let bad: Vec<usize> = (0..kept.len()).filter(|&i| e[i] > limit).collect();
+        if bad.is_empty() || kept.len() - bad.len() < n {
             break;
         }
-        let a = scaled(&c0, &free, &h);
-        let (sv, vt) = singular_values(&a);
-        let smax = sv[0];
-        let smin = *sv.last().unwrap_or(&0.0);
-        if smax > 0.0 && smin > opts.rank_tol * smax && free.len() <= a.nrows() {
-            break;
+        for &i in &bad {
+            outliers.push(Outlier {
+                row: kept_rows[i],
+                pose: kept[i].pose,
+                error: e[i],
+            });
         }
-        let Some(vt) = vt else { break };
-        let comps = weakest_direction_names(&vt, &free, &names);
-        let (worst, _) = comps[0];
-        unidentifiable.push(format!(
-            "{} = const (σr/σ1 = {:.1e}); holding {} at its initial value",
-            describe(&comps, &names),
-            smin / smax.max(f64::MIN_POSITIVE),
-            names[worst]
-        ));
-        free.retain(|&j| j != worst);
+        let keep: Vec<usize> = (0..kept.len()).filter(|i| !bad.contains(i)).collect();
+        kept = keep.iter().map(|&i| kept[i]).collect();
+        kept_rows = keep.iter().map(|&i| kept_rows[i]).collect();
+        (fit, start) = best_fit(initial, finger, &kept, opts);
     }
-    let mut problem = Problem {
-        finger,
-        data,
-        base: initial.clone(),
-        phi0: phi0.clone(),
-        free: free.clone(),
-        h: h.clone(),
-        x: DVector::zeros(free.len()),
-        current: initial.clone(),
-    };
-    problem.set_params(&DVector::zeros(free.len()));
-    let (problem, report) = LevenbergMarquardt::new()
-        .with_ftol(opts.tol)
-        .with_xtol(opts.tol)
-        .with_patience(opts.patience)
-        .minimize(problem);
-    let params = problem.current.clone();
-    let converged = report.termination.was_successful();
-    let (c1, r1) = stacked(&params, finger, data);
-    let errors: Vec<f64> = (0..data.len())
-        .map(|p| Vector3::new(r1[3 * p], r1[3 * p + 1], r1[3 * p + 2]).norm())
-        .collect();
+    outliers.sort_by_key(|o| o.row);
+    let params = fit.params.clone();
+    let free = &fit.free;
+    let errors = errors_of(&params, finger, data);
+    let kept_errors = errors_of(&params, finger, &kept);
+    let (c1, _) = stacked(&params, finger, &kept);
     let h1 = extremal_scaling(&c1, opts.scaling_displacement);
-    let a1 = scaled(&c1, &free, &h1);
+    let a1 = scaled(&c1, free, &h1);
     let (sv, vt) = singular_values(&a1);
     let cond = match (sv.first(), sv.last()) {
         (Some(&a), Some(&b)) if b > 0.0 => a / b,
         _ => f64::INFINITY,
     };
-    if cond > opts.cond_warn {
+    let all: Vec<usize> = (0..n).collect();
+    let full_cond = if h1.iter().all(|h| h.is_finite()) {
+        condition_number(&scaled(&c1, &all, &h1))
+    } else {
+        f64::INFINITY
+    };
+    let mut warnings = Vec::new();
+    if cond > opts.cond_warn || full_cond > opts.cond_warn {
+        let weakest = vt
+            .as_ref()
+            .map(|vt| describe(&weakest_direction_names(vt, free, &names), &names))
+            .unwrap_or_default();
         let mut msg = format!(
-            "condition number {cond:.0} > {:.0}: weakest parameter combination {}",
+            "condition number {:.0} > {:.0} (Schroer's bound): weakest parameter combination {weakest}",
+            cond.max(full_cond),
             opts.cond_warn,
-            vt.as_ref()
-                .map(|vt| describe(&weakest_direction_names(vt, &free, &names), &names))
-                .unwrap_or_default()
         );
-        if let Some(vt) = &vt {
-            let comps = weakest_direction_names(vt, &free, &names);
-            let mut sensors: Vec<usize> = comps
-                .iter()
-                .filter(|(_, w)| w.abs() > 0.3)
-                .filter_map(|(j, _)| sensor_of(finger, *j))
-                .collect();
-            sensors.sort();
-            sensors.dedup();
-            if sensors.is_empty() {
-                msg.push_str("; add poses with more varied flexion of the whole finger");
-            } else {
-                for k in sensors {
-                    let (lo, hi) = data
-                        .iter()
-                        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), s| {
-                            (a.min(s.readings[k]), b.max(s.readings[k]))
-                        });
-                    msg.push_str(&format!(
-                        "; add poses that move sensor s{k} over a wider range (seen {lo:.0}..{hi:.0} counts), independently of the other joints"
-                    ));
-                }
-            }
-        }
+        let advice = design::advise(&params, finger, &kept, opts, design::ADVICE_POSES);
+        msg.push_str(&format!("; {}", advice.text));
         warnings.push(msg);
     }
     // coverage advice even when well conditioned
     for k in 0..4 {
-        let v: Vec<f64> = data.iter().map(|s| s.readings[k]).collect();
+        let v: Vec<f64> = kept.iter().map(|s| s.readings[k]).collect();
         let mean = v.iter().sum::<f64>() / v.len() as f64;
         let sd = (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / v.len() as f64).sqrt();
         if sd < 5.0 {
             warnings.push(format!(
-                "sensor s{k} barely moves in the data (std {sd:.1} counts): its gain/offset are poorly determined"
+                "sensor s{k} ({}) barely moves in the data (std {sd:.1} counts): its gain/offset are poorly determined; record poses that move it over its whole range",
+                design::sensor_label(finger, k)
             ));
         }
     }
-    if !converged {
-        warnings.push(format!("solver did not converge: {:?}", report.termination));
+    if !fit.converged {
+        warnings.push(format!("solver did not converge: {}", fit.termination));
+    }
+    let mut failures = Vec::new();
+    if let Some(why) = checks::implausible(initial, &params, finger) {
+        failures.push(format!("implausible parameters: {why}"));
+    }
+    let kept_stats = ErrorStats::from_errors(&kept_errors);
+    let rms_limit = checks::rms_limit(opts);
+    if kept_stats.rms.is_nan() || kept_stats.rms > rms_limit {
+        failures.push(format!(
+            "fingertip residual rms {:.2} mm after the fit exceeds {:.2} mm (what {:.1} mm vision \
+             noise explains): the model does not describe these data (rows of another finger, \
+             wrong units or frame, or a hand the fit could not reach)",
+            kept_stats.rms * 1e3,
+            rms_limit * 1e3,
+            opts.vision_noise * 1e3
+        ));
+    }
+    if full_cond.is_nan() || full_cond > opts.cond_max {
+        failures.push(format!(
+            "the poses do not determine the parameters: condition number of the full problem {} \
+             > {:.0} ({} of {} parameters held as unidentifiable); record distinct poses that \
+             move every sensor over its range",
+            if full_cond.is_finite() {
+                format!("{full_cond:.0}")
+            } else {
+                "infinite".to_string()
+            },
+            opts.cond_max,
+            n - free.len(),
+            n
+        ));
+    }
+    if outliers.len() as f64 > opts.max_outlier_share * data.len() as f64 {
+        failures.push(format!(
+            "{} of {} rows are outliers (more than {:.0} %): the data are not consistent",
+            outliers.len(),
+            data.len(),
+            opts.max_outlier_share * 100.0
+        ));
     }
     let phi1 = params.to_vector(finger);
     let params_report = (0..n)
@@ -556,27 +760,25 @@ pub fn calibrate_finger(
             fitted: free.contains(&j),
         })
         .collect();
-    let termination = match report.termination {
-        levenberg_marquardt::TerminationReason::Converged { ftol, xtol } => {
-            format!("converged (ftol {ftol}, xtol {xtol})")
-        }
-        ref t => format!("{t:?}"),
-    };
     Ok((
         params,
         FingerReport {
             finger,
             poses: data.len(),
             before: ErrorStats::from_errors(&before_err),
-            after: ErrorStats::from_errors(&errors),
+            after: kept_stats,
             condition_number: cond,
             singular_values: sv,
-            converged,
-            termination,
-            evaluations: report.number_of_evaluations,
+            converged: fit.converged,
+            termination: fit.termination.clone(),
+            evaluations: fit.evaluations,
             params: params_report,
-            unidentifiable,
+            unidentifiable: fit.unidentifiable.clone(),
             warnings,
+            full_condition_number: full_cond,
+            start: start.to_string(),
+            outliers,
+            failures,
             errors,
         },
     ))
@@ -610,8 +812,12 @@ fn check_result(f: Finger, p: &FingerParams, r: &FingerReport) -> Result<(), Han
     Ok(())
 }
 
-/// Calibrates every finger that has samples; fingers without data keep their initial
-/// parameters. `progress` is called after each finger.
+/// Calibrates the fingers of `opts.fingers` (all five by default) after checking the data
+/// ([`checks::check_data`]: units, glove range, missing fingers, too few or identical poses).
+/// Fingers not calibrated keep their initial parameters. `progress` is called after each
+/// finger. A finger whose result fails a check is reported in
+/// [`FingerReport::failures`]: call [`CalibrationReport::ensure_passed`] before using the
+/// model. Outlier rows are numbered by their position in `samples` (1-based).
 pub fn calibrate(
     initial: &HandModel,
     samples: &[Sample],
@@ -619,20 +825,25 @@ pub fn calibrate(
     mut progress: impl FnMut(Finger),
 ) -> Result<(HandModel, CalibrationReport), HandError> {
     initial.validate()?;
+    let (fingers_to_fit, notes) = checks::check_data(initial, samples, opts)?;
     let mut model = initial.clone();
     let mut fingers = Vec::new();
-    for f in Finger::ALL {
-        let data: Vec<Sample> = samples.iter().filter(|s| s.finger == f).copied().collect();
-        if !data.is_empty() {
-            let (p, r) = calibrate_finger(initial.finger(f), f, &data, opts)?;
+    for f in fingers_to_fit {
+        let rows: Vec<usize> = (0..samples.len())
+            .filter(|&i| samples[i].finger == f)
+            .collect();
+        let data: Vec<Sample> = rows.iter().map(|&i| samples[i]).collect();
+        let (p, mut r) = calibrate_finger(initial.finger(f), f, &data, opts)?;
+        if r.failures.is_empty() {
             check_result(f, &p, &r)?;
-            *model.finger_mut(f) = p;
-            fingers.push(r);
         }
+        // outlier rows as positions in the whole data set
+        for o in &mut r.outliers {
+            o.row = rows[o.row];
+        }
+        *model.finger_mut(f) = p;
+        fingers.push(r);
         progress(f);
     }
-    if fingers.is_empty() {
-        return Err(HandError::InvalidData("no samples".into()));
-    }
-    Ok((model, CalibrationReport { fingers }))
+    Ok((model, CalibrationReport { fingers, notes }))
 }
