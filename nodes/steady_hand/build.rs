@@ -6,5 +6,7 @@ fn main() {
         "params/admittance_controller.yaml",
         "params/steady_hand_guidance.yaml",
         "params/simulated_user.yaml",
+        "params/netft_driver.yaml",
+        "params/netft_emulator.yaml",
     ]);
 }

@@ -1,22 +1,30 @@
 //! Triangle meshes as the suite reads them: STL parsing (binary and ASCII) into `f64` vertices
 //! and indexed triangles, and the one validation rule every crate applies to a mesh.
 //!
-//! # The degenerate-triangle rule
+//! # The mesh rule
 //!
-//! A triangle is degenerate when two of its indices are equal, or when twice its area is at
-//! most [`DEGENERATE_RATIO`] times its longest edge squared (its height over the longest edge
-//! is at most `DEGENERATE_RATIO`), or when that test is NaN. The rule depends on the shape
-//! only, not on the unit: a mesh scaled by any factor (a millimetre mesh with a URDF scale of
-//! 0.001, say) is accepted or refused exactly as the unscaled one, up to rounding.
+//! A mesh is refused ([`MeshError`]) when it has no triangle or no vertex, a vertex with a NaN
+//! or infinite coordinate, or a triangle index out of range. Triangles that carry no surface
+//! are not errors: CAD exports contain them, and other proximity libraries accept such meshes.
+//! They are **skipped** ([`validate`] counts them in [`Skipped`], [`classify`] says which):
+//!
+//! * a **degenerate** triangle: two of its indices are equal, or twice its area is at most
+//!   [`DEGENERATE_RATIO`] times its longest edge squared (its height over the longest edge is
+//!   at most `DEGENERATE_RATIO`), or that test is NaN. The rule depends on the shape only,
+//!   not on the unit: a mesh scaled by any factor (a millimetre mesh with a URDF scale of
+//!   0.001, say) keeps and skips the same triangles, up to rounding;
+//! * a **duplicate**: the same three vertex indices (in any order) as an earlier triangle.
+//!
+//! A mesh left with no triangle is refused ([`MeshError::NothingLeft`]). [`read_stl_file`]
+//! prints one warning per file that had triangles skipped, with the counts.
 //!
 //! ```
-//! use rpq_base::mesh::{validate, MeshError};
+//! use rpq_base::mesh::{validate, MeshError, Skipped};
 //! let v = [[0.0, 0.0, 0.0], [1e-6, 0.0, 0.0], [0.0, 1e-6, 0.0], [2e-6, 0.0, 0.0]];
-//! assert!(validate(&v, &[[0, 1, 2]]).is_ok()); // small, but well shaped
-//! assert!(matches!(
-//!     validate(&v, &[[0, 1, 3]]), // collinear
-//!     Err(MeshError::DegenerateTriangle { triangle: 0, .. })
-//! ));
+//! assert_eq!(validate(&v, &[[0, 1, 2]]).unwrap(), Skipped::default()); // small, well shaped
+//! let s = validate(&v, &[[0, 1, 2], [0, 1, 3], [2, 1, 0]]).unwrap(); // collinear, repeated
+//! assert_eq!((s.degenerate, s.duplicate), (1, 1));
+//! assert!(matches!(validate(&v, &[[0, 1, 3]]), Err(MeshError::NothingLeft { triangles: 1 })));
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -49,16 +57,11 @@ pub enum MeshError {
         /// Number of vertices of the mesh.
         count: usize,
     },
-    /// A triangle with a repeated vertex or (relative to its size) no area: see the module
-    /// docs.
-    #[error("triangle {triangle} is degenerate (vertices {indices:?}, area {area:e})")]
-    DegenerateTriangle {
-        /// Index of the triangle.
-        triangle: usize,
-        /// Its vertex indices.
-        indices: [u32; 3],
-        /// Its area, in the square of the mesh's length unit.
-        area: f64,
+    /// Every triangle is skipped (degenerate or a duplicate): no surface is left.
+    #[error("no surface left: all {triangles} triangles are degenerate (zero area) or duplicates")]
+    NothingLeft {
+        /// Number of triangles of the mesh.
+        triangles: usize,
     },
     /// The bytes are not readable STL data.
     #[error("malformed STL data: {0}")]
@@ -118,7 +121,7 @@ pub fn parse_stl(bytes: &[u8]) -> Result<StlMesh, MeshError> {
 pub const MAX_STL_BYTES: u64 = 256 << 20;
 
 /// Reads an STL file (binary or ASCII), parses it with [`parse_stl`] and checks it with
-/// [`validate`]. Errors name the file: [`MeshError::Io`] when it cannot be read,
+/// [`validate`] (a warning on stderr counts skipped triangles). Errors name the file: [`MeshError::Io`] when it cannot be read,
 /// [`MeshError::File`] (wrapping the parse or validation error) when its content is refused.
 pub fn read_stl_file(path: &Path) -> Result<StlMesh, MeshError> {
     let bytes = crate::file::read_bounded(path, MAX_STL_BYTES).map_err(|e| match e {
@@ -130,7 +133,8 @@ pub fn read_stl_file(path: &Path) -> Result<StlMesh, MeshError> {
         source: Box::new(e),
     };
     let mesh = parse_stl(&bytes).map_err(in_file)?;
-    validate(&mesh.vertices, &mesh.triangles).map_err(in_file)?;
+    let skipped = validate(&mesh.vertices, &mesh.triangles).map_err(in_file)?;
+    warn_skipped(&path.display().to_string(), &skipped, mesh.triangles.len());
     Ok(mesh)
 }
 
@@ -151,10 +155,47 @@ pub fn binary_stl(triangles: &[[[f32; 3]; 3]]) -> Vec<u8> {
     out
 }
 
-/// Checks a mesh: at least one triangle and one vertex, finite vertices, indices in range and
-/// no degenerate triangle (see the module docs). Errors name the first offence, checked in
-/// that order.
-pub fn validate<P>(vertices: &[P], triangles: &[[u32; 3]]) -> Result<(), MeshError>
+/// How many triangles of a mesh the rule skips (module docs).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Skipped {
+    /// Degenerate triangles (repeated index, or no area relative to their size).
+    pub degenerate: usize,
+    /// Repeats of an earlier triangle's three vertex indices.
+    pub duplicate: usize,
+}
+
+impl Skipped {
+    /// Degenerate and duplicate triangles together.
+    pub fn total(&self) -> usize {
+        self.degenerate + self.duplicate
+    }
+}
+
+impl std::fmt::Display for Skipped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} degenerate (zero-area) and {} duplicate triangles skipped",
+            self.degenerate, self.duplicate
+        )
+    }
+}
+
+/// Checks a mesh (module docs): at least one triangle and one vertex, finite vertices,
+/// indices in range; errors name the first offence, checked in that order. Returns how many
+/// triangles are skipped (degenerate or duplicate); a mesh left with none is refused.
+pub fn validate<P>(vertices: &[P], triangles: &[[u32; 3]]) -> Result<Skipped, MeshError>
+where
+    P: Copy + Into<[f64; 3]>,
+{
+    classify(vertices, triangles).map(|(_, skipped)| skipped)
+}
+
+/// [`validate`], and which triangles are kept: `keep[i]` is false for the skipped ones.
+pub fn classify<P>(
+    vertices: &[P],
+    triangles: &[[u32; 3]],
+) -> Result<(Vec<bool>, Skipped), MeshError>
 where
     P: Copy + Into<[f64; 3]>,
 {
@@ -178,16 +219,75 @@ where
                 count: vertices.len(),
             });
         }
-        let corners = indices.map(|k| vertices[k as usize].into());
-        if let Some(area) = degenerate(indices, corners) {
-            return Err(MeshError::DegenerateTriangle {
-                triangle,
-                indices,
-                area,
-            });
+    }
+    let mut keep = vec![true; triangles.len()];
+    let mut skipped = Skipped::default();
+    let mut seen = TriangleSet::with_capacity(triangles.len());
+    for (k, &indices) in triangles.iter().enumerate() {
+        let corners = indices.map(|i| vertices[i as usize].into());
+        if degenerate(indices, corners).is_some() {
+            keep[k] = false;
+            skipped.degenerate += 1;
+        } else if !seen.insert(indices) {
+            keep[k] = false;
+            skipped.duplicate += 1;
         }
     }
-    Ok(())
+    if skipped.total() == triangles.len() {
+        return Err(MeshError::NothingLeft {
+            triangles: triangles.len(),
+        });
+    }
+    Ok((keep, skipped))
+}
+
+/// A set of triangles by their sorted vertex indices: open addressing, multiplicative hash
+/// (much cheaper than a `HashSet` with the default hasher on meshes of many triangles).
+struct TriangleSet {
+    slots: Vec<[u32; 3]>,
+    mask: usize,
+}
+
+impl TriangleSet {
+    const EMPTY: [u32; 3] = [u32::MAX; 3];
+
+    fn with_capacity(n: usize) -> TriangleSet {
+        let size = (2 * n).next_power_of_two().max(8);
+        TriangleSet {
+            slots: vec![Self::EMPTY; size],
+            mask: size - 1,
+        }
+    }
+
+    /// Adds the triangle; false if it was there already.
+    fn insert(&mut self, t: [u32; 3]) -> bool {
+        let mut t = t;
+        t.sort_unstable();
+        let h = (u64::from(t[0]).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            ^ u64::from(t[1]).wrapping_mul(0xC2B2_AE3D_27D4_EB4F)
+            ^ u64::from(t[2]).wrapping_mul(0x1656_67B1_9E37_79F9))
+            >> 20;
+        let mut k = h as usize & self.mask;
+        loop {
+            let s = &mut self.slots[k];
+            if *s == Self::EMPTY {
+                *s = t;
+                return true;
+            }
+            if *s == t {
+                return false;
+            }
+            k = (k + 1) & self.mask;
+        }
+    }
+}
+
+/// Prints the one warning of the mesh rule (stderr) when triangles of `what` (a file, a
+/// link) are skipped.
+pub fn warn_skipped(what: &str, skipped: &Skipped, triangles: usize) {
+    if skipped.total() > 0 {
+        eprintln!("warning: {what}: {skipped} (of {triangles})");
+    }
 }
 
 /// `Some(area)` if the triangle with these indices and corners is degenerate (see the module
@@ -229,17 +329,22 @@ mod tests {
         for scale in [1e-9, 1e-6, 1e-3, 1.0, 1e3, 1e6] {
             let (v, t) = tetrahedron(scale);
             assert!(validate(&v, &t).is_ok(), "scale {scale}");
-            // a sliver: height 1e-13 of the longest edge
+            // a sliver: height 1e-13 of the longest edge, skipped beside a good triangle
             let mut s = v.clone();
             s[3] = [0.5 * scale, 1e-13 * scale, 0.0];
+            let (keep, skipped) = classify(&s, &[[0, 1, 2], [0, 1, 3]]).unwrap();
+            assert_eq!(keep, [true, false], "scale {scale}");
+            assert_eq!(skipped.degenerate, 1);
+            // alone it leaves nothing
             let e = validate(&s, &[[0, 1, 3]]).unwrap_err();
-            assert!(
-                matches!(e, MeshError::DegenerateTriangle { triangle: 0, .. }),
-                "scale {scale}: {e}"
-            );
-            // height 1e-9 of the longest edge: thin but valid
+            assert!(matches!(e, MeshError::NothingLeft { triangles: 1 }), "{e}");
+            // height 1e-9 of the longest edge: thin but kept
             s[3] = [0.5 * scale, 1e-9 * scale, 0.0];
-            assert!(validate(&s, &[[0, 1, 3]]).is_ok(), "scale {scale}");
+            assert_eq!(
+                validate(&s, &[[0, 1, 3]]).unwrap(),
+                Skipped::default(),
+                "scale {scale}"
+            );
         }
     }
 
@@ -265,16 +370,30 @@ mod tests {
                 count: 4
             })
         ));
-        let e = validate(&v, &[[0, 1, 2], [3, 1, 3]]).unwrap_err();
-        assert!(matches!(
-            e,
-            MeshError::DegenerateTriangle {
-                triangle: 1,
-                indices: [3, 1, 3],
-                ..
-            }
-        ));
-        assert!(e.to_string().contains("triangle 1"), "{e}");
+        // repeated index and duplicates are skipped, not errors; NaN and bad indices still are
+        let (keep, skipped) =
+            classify(&v, &[[0, 1, 2], [3, 1, 3], [2, 0, 1], [0, 1, 2], [0, 2, 1]]).unwrap();
+        assert_eq!(keep, [true, false, false, false, false]);
+        assert_eq!((skipped.degenerate, skipped.duplicate), (1, 3));
+        assert_eq!(skipped.total(), 4);
+        assert!(skipped.to_string().contains("1 degenerate"), "{skipped}");
+        let e = validate(&v, &[[1, 1, 2], [2, 2, 2]]).unwrap_err();
+        assert!(e.to_string().contains("all 2 triangles"), "{e}");
+    }
+
+    /// Many triangles through the hash set: every repeat is found, nothing else.
+    #[test]
+    fn duplicates_are_found_in_large_meshes() {
+        let n = 3000u32;
+        let v: Vec<[f64; 3]> = (0..n + 2)
+            .map(|i| [f64::from(i), f64::from(i * i % 7), f64::from(i % 3)])
+            .collect();
+        let mut t: Vec<[u32; 3]> = (0..n).map(|i| [i, i + 1, i + 2]).collect();
+        let keep_all = classify(&v, &t).unwrap().0.iter().filter(|&&k| k).count();
+        t.extend((0..n).step_by(3).map(|i| [i + 2, i, i + 1]));
+        let (keep, s) = classify(&v, &t).unwrap();
+        assert_eq!(s.duplicate, (n as usize).div_ceil(3));
+        assert_eq!(keep.iter().filter(|&&k| k).count(), keep_all);
     }
 
     #[test]

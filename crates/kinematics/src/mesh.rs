@@ -12,10 +12,11 @@ use crate::Error;
 /// A plain indexed triangle mesh (metres).
 ///
 /// The fields are public; meshes built by this crate's loaders have passed
-/// [`TriMesh::validate`]: non-empty, finite vertices, indices in range, no degenerate triangle
-/// (a repeated vertex, or a height at most [`rpq_base::mesh::DEGENERATE_RATIO`] times the
-/// longest edge). The rule is the suite's one mesh rule ([`rpq_base::mesh`]), shared with
-/// `rpq_proximity`, and does not depend on the length unit.
+/// [`TriMesh::validate`]: non-empty, finite vertices, indices in range, at least one triangle
+/// with a surface. Degenerate triangles (a repeated vertex, or a height at most
+/// [`rpq_base::mesh::DEGENERATE_RATIO`] times the longest edge) and duplicates are kept in the
+/// mesh and skipped by the queries. The rule is the suite's one mesh rule
+/// ([`rpq_base::mesh`]), shared with `rpq_proximity`, and does not depend on the length unit.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TriMesh {
     /// Vertex positions.
@@ -33,9 +34,12 @@ impl TriMesh {
     /// use rpq_kinematics::{Error, TriMesh};
     /// let v = vec![Point3::origin(), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
     /// assert!(TriMesh::new(v.clone(), vec![[0, 1, 2]]).is_ok());
+    /// // a triangle with a repeated vertex is skipped by the queries, not refused ...
+    /// assert!(TriMesh::new(v.clone(), vec![[0, 1, 2], [0, 1, 1]]).is_ok());
+    /// // ... but a mesh of nothing else has no surface
     /// assert!(matches!(
     ///     TriMesh::new(v, vec![[0, 1, 1]]),
-    ///     Err(Error::Mesh(MeshError::DegenerateTriangle { triangle: 0, .. }))
+    ///     Err(Error::Mesh(MeshError::NothingLeft { triangles: 1 }))
     /// ));
     /// ```
     pub fn new(vertices: Vec<Point3<f64>>, triangles: Vec<[u32; 3]>) -> Result<TriMesh, Error> {
@@ -47,8 +51,9 @@ impl TriMesh {
         Ok(mesh)
     }
 
-    /// Checks the invariants listed on [`TriMesh`].
-    pub fn validate(&self) -> Result<(), Error> {
+    /// Checks the invariants listed on [`TriMesh`]; returns how many triangles the queries
+    /// skip (degenerate or duplicate).
+    pub fn validate(&self) -> Result<rpq_base::mesh::Skipped, Error> {
         Ok(rpq_base::mesh::validate(&self.vertices, &self.triangles)?)
     }
 
@@ -154,14 +159,26 @@ impl Robot {
                         });
                     };
                     let mut mesh = TriMesh::from_stl_file(resolver.resolve(filename)?)?;
+                    let before = mesh.validate()?.degenerate;
                     mesh.transform(scale, &shape.origin);
+                    // A non-uniform or zero scale may flatten triangles (the file's own were
+                    // reported when it was read).
+                    let after = mesh.validate()?.degenerate;
+                    if after > before {
+                        eprintln!(
+                            "warning: link `{}`: the scale {:?} of {filename} flattens {} more \
+                             triangles (skipped)",
+                            link.name,
+                            scale.as_slice(),
+                            after - before
+                        );
+                    }
                     match &mut merged {
                         Some(m) => m.append(&mesh),
                         None => merged = Some(mesh),
                     }
                 }
                 if let Some(m) = &merged {
-                    // A non-uniform or zero scale may have flattened triangles.
                     m.validate()?;
                 }
                 Ok(merged)
@@ -211,34 +228,21 @@ mod tests {
             TriMesh::from_stl_bytes(&stl(&t)),
             Err(Error::Mesh(MeshError::NonFiniteVertex { .. }))
         ));
+        // Triangles without surface (as CAD exports contain them) are counted, not refused.
+        let skipped = |t: &[[[f32; 3]; 3]]| {
+            TriMesh::from_stl_bytes(&stl(t))
+                .unwrap()
+                .validate()
+                .unwrap()
+        };
         let mut t = tetrahedron();
-        t[1][2] = [2.0, 0.0, 0.0]; // collinear with o and x
-        assert!(matches!(
-            TriMesh::from_stl_bytes(&stl(&t)),
-            Err(Error::Mesh(MeshError::DegenerateTriangle {
-                triangle: 1,
-                ..
-            }))
-        ));
-        let mut t = tetrahedron();
-        t[2][1] = t[2][0]; // repeated vertex
-        assert!(matches!(
-            TriMesh::from_stl_bytes(&stl(&t)),
-            Err(Error::Mesh(MeshError::DegenerateTriangle {
-                triangle: 2,
-                ..
-            }))
-        ));
-        let mut t = tetrahedron();
-        t[0][1] = [0.5, 1e-13, 0.0]; // a sliver: height 1e-13 of its longest edge
-        t[0][2] = [1.0, 0.0, 0.0];
-        assert!(matches!(
-            TriMesh::from_stl_bytes(&stl(&t)),
-            Err(Error::Mesh(MeshError::DegenerateTriangle {
-                triangle: 0,
-                ..
-            }))
-        ));
+        t.push([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [2.0, 0.0, 0.0]]); // collinear
+        t.push([[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 1.0, 0.0]]); // repeated vertex
+        t.push([[0.0, 0.0, 0.0], [0.5, 1e-13, 0.0], [1.0, 0.0, 0.0]]); // a sliver
+        t.push(tetrahedron()[3]); // a duplicate
+        let s = skipped(&t);
+        assert_eq!((s.degenerate, s.duplicate), (3, 1));
+        assert_eq!(skipped(&tetrahedron()).total(), 0);
         // A small but well-shaped triangle is valid (the rule does not depend on the unit).
         let mut t = tetrahedron();
         t[0] = [[0.0, 0.0, 5.0], [0.0, 1e-7, 5.0], [1e-7, 0.0, 5.0]];

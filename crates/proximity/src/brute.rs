@@ -10,10 +10,11 @@ use nalgebra::{Isometry3, Point3};
 
 use crate::{triangle, CollisionMode, CollisionResult, DistanceResult, Model};
 
-/// The triangles of `b`, placed in a's frame by `b_in_a`.
-fn placed(b_in_a: &Isometry3<f64>, b: &Model) -> Vec<[Point3<f64>; 3]> {
-    (0..b.num_triangles())
-        .map(|j| b.triangle(j).map(|p| b_in_a * p))
+/// The used triangles of `b` (index, corners), placed in a's frame by `b_in_a`.
+fn placed(b_in_a: &Isometry3<f64>, b: &Model) -> Vec<(u32, [Point3<f64>; 3])> {
+    b.used_triangles()
+        .iter()
+        .map(|&j| (j, b.triangle(j as usize).map(|p| b_in_a * p)))
         .collect()
 }
 
@@ -26,13 +27,13 @@ pub fn collide_local(
 ) -> CollisionResult {
     let tb = placed(b_in_a, b);
     let mut out = CollisionResult::default();
-    for i in 0..a.num_triangles() {
-        let ta = a.triangle(i);
-        for (j, tbj) in tb.iter().enumerate() {
+    for &i in a.used_triangles() {
+        let ta = a.triangle(i as usize);
+        for &(j, ref tbj) in &tb {
             out.triangle_tests += 1;
             if triangle::overlap(&ta, tbj) {
                 out.colliding = true;
-                out.pairs.push((i as u32, j as u32));
+                out.pairs.push((i, j));
                 if mode == CollisionMode::FirstContact {
                     return out;
                 }
@@ -63,17 +64,17 @@ pub fn distance_local(b_in_a: &Isometry3<f64>, a: &Model, b: &Model) -> Distance
         triangle_a: 0,
         triangle_b: 0,
     };
-    for i in 0..a.num_triangles() {
-        let ta = a.triangle(i);
-        for (j, tbj) in tb.iter().enumerate() {
+    for &i in a.used_triangles() {
+        let ta = a.triangle(i as usize);
+        for &(j, ref tbj) in &tb {
             let (d, p, q) = triangle::distance(&ta, tbj);
             if d < best.distance {
                 best = DistanceResult {
                     distance: d,
                     point_a: p,
                     point_b: q,
-                    triangle_a: i as u32,
-                    triangle_b: j as u32,
+                    triangle_a: i,
+                    triangle_b: j,
                 };
             }
         }

@@ -68,3 +68,6 @@ pub use query::{
     try_intersects, try_tolerance, CollisionMode, CollisionResult, DistanceRequest, DistanceResult,
     QueryWorkspace, ToleranceResult, PAIR_CACHE_SLOTS,
 };
+pub use query::{
+    segment_triangle_distance, segment_within, segment_within_local, SegmentHit, SweepWorkspace,
+};

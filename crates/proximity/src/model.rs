@@ -5,7 +5,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use nalgebra::{Matrix3, Point3, Vector3};
 
-use crate::obb::{fit_box, grow_max, grow_min, orthonormal_basis, principal_axes, Obb, FIT_SLACK};
+use crate::obb::{grow_max, grow_min, orthonormal_basis, principal_axes, Obb, FIT_SLACK};
+use crate::query::ChildBoxes;
 use crate::ProximityError;
 
 type V = Vector3<f64>;
@@ -26,6 +27,7 @@ pub(crate) struct Node {
     /// Index of the right child (the left child is the next node); 0 for a leaf.
     pub right: u32,
     /// Leaf: index of its first triangle in the model's leaf-ordered triangle arrays.
+    /// Internal node: index of its children's boxes in `Model::child_boxes`.
     pub tri: u32,
     /// Leaf: number of triangles (consecutive from `tri`); 0 for an internal node.
     pub count: u32,
@@ -58,6 +60,13 @@ pub struct Model {
     pub(crate) leaf_tris: Vec<[Point3<f64>; 3]>,
     /// Original triangle index of each leaf-ordered triangle.
     pub(crate) leaf_ids: Vec<u32>,
+    /// Original indices of the triangles the queries use (ascending; the skipped ones left
+    /// out).
+    kept: Vec<u32>,
+    /// What the mesh rule skipped.
+    skipped: rpq_base::mesh::Skipped,
+    /// The two children's boxes of each internal node (the distance traversal's view).
+    pub(crate) child_boxes: Vec<ChildBoxes>,
     root_box: Obb,
     aabb: (Point3<f64>, Point3<f64>),
 }
@@ -65,9 +74,11 @@ pub struct Model {
 impl Model {
     /// Validates the mesh and builds the hierarchy.
     ///
-    /// Rejects an empty mesh, non-finite vertices, out-of-range indices and degenerate
+    /// Rejects an empty mesh, non-finite vertices and out-of-range indices; degenerate
     /// triangles (repeated index, or twice the area at most `1e-12` times the squared longest
-    /// edge): the suite's one mesh rule, [`rpq_base::mesh::validate`], shared with
+    /// edge) and duplicates of an earlier triangle are **skipped** (left out of the hierarchy
+    /// and of every query, counted in [`Model::skipped`]); a mesh left with no triangle is
+    /// refused. The suite's one mesh rule, [`rpq_base::mesh::classify`], shared with
     /// `rpq_kinematics`.
     ///
     /// ```
@@ -76,9 +87,11 @@ impl Model {
     /// use rpq_proximity::{Model, ProximityError};
     /// let v = vec![Point3::origin(), Point3::new(1.0, 0.0, 0.0), Point3::new(0.0, 1.0, 0.0)];
     /// assert_eq!(Model::new(v.clone(), vec![[0, 1, 2]]).unwrap().num_triangles(), 1);
+    /// let m = Model::new(v.clone(), vec![[0, 1, 1], [0, 1, 2], [2, 0, 1]]).unwrap();
+    /// assert_eq!((m.skipped().degenerate, m.skipped().duplicate), (1, 1));
     /// assert!(matches!(
     ///     Model::new(v, vec![[0, 1, 1]]),
-    ///     Err(ProximityError::Mesh(MeshError::DegenerateTriangle { triangle: 0, .. }))
+    ///     Err(ProximityError::Mesh(MeshError::NothingLeft { triangles: 1 }))
     /// ));
     /// ```
     pub fn new(
@@ -88,12 +101,17 @@ impl Model {
         if triangles.len() > (1usize << 31) {
             return Err(ProximityError::TooLarge(triangles.len()));
         }
-        rpq_base::mesh::validate(&vertices, &triangles)?;
-        let tris: Vec<[Point3<f64>; 3]> = triangles
+        let (keep, skipped) = rpq_base::mesh::classify(&vertices, &triangles)?;
+        // Original index of each triangle the hierarchy holds (ascending).
+        let kept: Vec<u32> = (0..triangles.len() as u32)
+            .filter(|&i| keep[i as usize])
+            .collect();
+        let kept_triangles: Vec<[u32; 3]> = kept.iter().map(|&i| triangles[i as usize]).collect();
+        let tris: Vec<[Point3<f64>; 3]> = kept_triangles
             .iter()
             .map(|t| t.map(|k| vertices[k as usize]))
             .collect();
-        let mut lo = vertices[0].coords;
+        let mut lo = tris[0][0].coords;
         let mut hi = lo;
         for t in &tris {
             for p in t {
@@ -101,7 +119,17 @@ impl Model {
                 grow_max(&mut hi, &p.coords);
             }
         }
-        let (nodes, order) = build(&tris);
+        let (mut nodes, order) = build(&tris, &vertices, &kept_triangles);
+        let mut child_boxes = Vec::with_capacity(nodes.len() / 2);
+        for k in 0..nodes.len() {
+            if !nodes[k].is_leaf() {
+                nodes[k].tri = child_boxes.len() as u32;
+                child_boxes.push(ChildBoxes::new(
+                    &nodes[k + 1],
+                    &nodes[nodes[k].right as usize],
+                ));
+            }
+        }
         let leaf_tris = order.iter().map(|&i| tris[i as usize]).collect();
         // The root box: the better of the hierarchy's root OBB and the axis-aligned box.
         let r = &nodes[0];
@@ -110,10 +138,14 @@ impl Model {
             axes: nalgebra::Rotation3::from_matrix_unchecked(r.rot),
             half_extents: r.half,
         };
-        let aa_box = fit_box(
-            &Matrix3::identity(),
-            tris.iter().flat_map(|t| t.iter().map(|p| p.coords)),
-        );
+        let aa_box = {
+            let n = box_node(&Matrix3::identity(), lo, hi);
+            Obb {
+                center: Point3::from(n.center),
+                axes: nalgebra::Rotation3::identity(),
+                half_extents: n.half,
+            }
+        };
         let vol = |b: &Obb| b.half_extents.x * b.half_extents.y * b.half_extents.z;
         let root_box = if vol(&aa_box) < vol(&pca_box) {
             aa_box
@@ -126,7 +158,10 @@ impl Model {
             triangles,
             nodes,
             leaf_tris,
-            leaf_ids: order,
+            leaf_ids: order.iter().map(|&k| kept[k as usize]).collect(),
+            kept,
+            skipped,
+            child_boxes,
             root_box,
             aabb: (Point3::from(lo), Point3::from(hi)),
         })
@@ -151,9 +186,20 @@ impl Model {
         )
     }
 
-    /// Number of triangles.
+    /// Number of triangles, as given (skipped ones included).
     pub fn num_triangles(&self) -> usize {
         self.triangles.len()
+    }
+
+    /// Indices of the triangles the queries use, ascending: every triangle except the
+    /// degenerate and duplicate ones the mesh rule skips.
+    pub fn used_triangles(&self) -> &[u32] {
+        &self.kept
+    }
+
+    /// How many triangles the mesh rule skipped (degenerate, duplicate).
+    pub fn skipped(&self) -> rpq_base::mesh::Skipped {
+        self.skipped
     }
 
     /// The vertices, as given.
@@ -182,7 +228,7 @@ impl Model {
         self.aabb
     }
 
-    /// Number of nodes of the hierarchy (`2 n - 1` for `n` triangles).
+    /// Number of nodes of the hierarchy (`2 n - 1` for `n` used triangles).
     pub fn num_nodes(&self) -> usize {
         self.nodes.len()
     }
@@ -192,14 +238,79 @@ impl Model {
 pub(crate) const LEAF_SIZE: usize = 1;
 
 /// Per-triangle data used while building.
+#[derive(Clone, Copy)]
 struct BuildTri {
-    centroid: V,
+    /// Sum of the three corners (three times the centroid).
     sum: V,
     /// Upper triangle of the sum of outer products of the three vertices: xx, xy, xz, yy, yz, zz.
     outer: [f64; 6],
 }
 
-fn build(tris: &[[Point3<f64>; 3]]) -> (Vec<Node>, Vec<u32>) {
+/// Sums of the corners and of their outer products over a set of triangles: what the
+/// covariance of the set's vertices is computed from.
+#[derive(Clone, Copy)]
+struct Moments {
+    count: usize,
+    sum: V,
+    outer: [f64; 6],
+}
+
+impl Moments {
+    const ZERO: Moments = Moments {
+        count: 0,
+        sum: V::new(0.0, 0.0, 0.0),
+        outer: [0.0; 6],
+    };
+
+    #[inline(always)]
+    fn add(&mut self, d: &BuildTri) {
+        self.count += 1;
+        self.sum += d.sum;
+        for (o, x) in self.outer.iter_mut().zip(&d.outer) {
+            *o += x;
+        }
+    }
+
+    fn of(data: &[BuildTri], idx: &[u32]) -> Moments {
+        let mut m = Moments::ZERO;
+        for &i in idx {
+            m.add(&data[i as usize]);
+        }
+        m
+    }
+
+    /// Principal axes of the vertices' covariance.
+    fn axes(&self) -> Matrix3<f64> {
+        let n = 3.0 * self.count as f64;
+        let m = self.sum / n;
+        let o = &self.outer;
+        let cov = Matrix3::new(
+            o[0] / n - m.x * m.x,
+            o[1] / n - m.x * m.y,
+            o[2] / n - m.x * m.z,
+            o[1] / n - m.y * m.x,
+            o[3] / n - m.y * m.y,
+            o[4] / n - m.y * m.z,
+            o[2] / n - m.z * m.x,
+            o[4] / n - m.z * m.y,
+            o[5] / n - m.z * m.z,
+        );
+        principal_axes(&cov)
+    }
+}
+
+/// The mesh as the build reads it: triangle corners, and the shared vertices by index.
+struct Mesh<'a> {
+    tris: &'a [[Point3<f64>; 3]],
+    vertices: &'a [Point3<f64>],
+    triangles: &'a [[u32; 3]],
+}
+
+fn build(
+    tris: &[[Point3<f64>; 3]],
+    vertices: &[Point3<f64>],
+    triangles: &[[u32; 3]],
+) -> (Vec<Node>, Vec<u32>) {
     let data: Vec<BuildTri> = tris
         .iter()
         .map(|t| {
@@ -215,63 +326,57 @@ fn build(tris: &[[Point3<f64>; 3]]) -> (Vec<Node>, Vec<u32>) {
                 outer[4] += v.y * v.z;
                 outer[5] += v.z * v.z;
             }
-            BuildTri {
-                centroid: sum / 3.0,
-                sum,
-                outer,
-            }
+            BuildTri { sum, outer }
         })
         .collect();
     let mut order: Vec<u32> = (0..tris.len() as u32).collect();
     let mut nodes = Vec::with_capacity(2 * tris.len());
-    build_node(tris, &data, &mut order, 0, &mut nodes);
+    let all = Moments::of(&data, &order);
+    let mesh = Mesh {
+        tris,
+        vertices,
+        triangles,
+    };
+    // Per vertex: the last node that projected it (each node projects each of its vertices
+    // once, not once per triangle using it).
+    let mut stamp = vec![u32::MAX; vertices.len()];
+    build_node(&mesh, &data, &mut order, 0, all, &mut nodes, &mut stamp);
     (nodes, order)
 }
 
+/// The box frame of a one-triangle leaf: first axis along its longest edge, third along its
+/// normal.
+fn triangle_frame(t: &[Point3<f64>; 3]) -> Matrix3<f64> {
+    let e = [t[1] - t[0], t[2] - t[1], t[0] - t[2]];
+    let k = (0..3)
+        .max_by(|&i, &j| e[i].norm_squared().total_cmp(&e[j].norm_squared()))
+        .unwrap_or(0);
+    let n = e[0].cross(&e[1]);
+    let e1 = n.cross(&e[k]);
+    orthonormal_basis(&e[k], &e1)
+}
+
+/// Builds the subtree of the triangles `idx` (whose moments are `moments`): one pass over
+/// them fits the node's box to their corners in its principal axes, splits them at the mean
+/// of their centroids along the major axis and sums the moments of both halves.
 fn build_node(
-    tris: &[[Point3<f64>; 3]],
+    mesh: &Mesh,
     data: &[BuildTri],
     idx: &mut [u32],
     offset: usize,
+    moments: Moments,
     nodes: &mut Vec<Node>,
+    stamp: &mut [u32],
 ) -> (u32, (V, V)) {
+    let tris = mesh.tris;
     let me = nodes.len();
-    let rot = if idx.len() == 1 {
-        let t = &tris[idx[0] as usize];
-        let e = [t[1] - t[0], t[2] - t[1], t[0] - t[2]];
-        let k = (0..3)
-            .max_by(|&i, &j| e[i].norm_squared().total_cmp(&e[j].norm_squared()))
-            .unwrap_or(0);
-        let n = e[0].cross(&e[1]);
-        let e1 = n.cross(&e[k]);
-        orthonormal_basis(&e[k], &e1)
-    } else {
-        let mut s = V::zeros();
-        let mut o = [0.0; 6];
-        for &i in idx.iter() {
-            let d = &data[i as usize];
-            s += d.sum;
-            for (ok, dk) in o.iter_mut().zip(&d.outer) {
-                *ok += dk;
-            }
-        }
-        let n = 3.0 * idx.len() as f64;
-        let m = s / n;
-        let cov = Matrix3::new(
-            o[0] / n - m.x * m.x,
-            o[1] / n - m.x * m.y,
-            o[2] / n - m.x * m.z,
-            o[1] / n - m.y * m.x,
-            o[3] / n - m.y * m.y,
-            o[4] / n - m.y * m.z,
-            o[2] / n - m.z * m.x,
-            o[4] / n - m.z * m.y,
-            o[5] / n - m.z * m.z,
-        );
-        principal_axes(&cov)
-    };
-    nodes.push(fit_node(&rot, tris, idx));
     if idx.len() <= LEAF_SIZE {
+        let rot = if idx.len() == 1 {
+            triangle_frame(&tris[idx[0] as usize])
+        } else {
+            moments.axes()
+        };
+        nodes.push(fit_node(&rot, tris, idx));
         nodes[me].tri = offset as u32;
         nodes[me].count = idx.len() as u32;
         let mut lo = V::repeat(f64::INFINITY);
@@ -287,32 +392,50 @@ fn build_node(
         }
         return (me as u32, (lo, hi));
     }
-    // Split along the major axis at the mean of the centroids.
+    let rot = moments.axes();
+    let rt = rot.transpose();
+    // Split along the major axis at the mean of the centroids (three times both sides).
     let axis = rot.column(0).into_owned();
-    let mean = idx
-        .iter()
-        .map(|&i| data[i as usize].centroid.dot(&axis))
-        .sum::<f64>()
-        / idx.len() as f64;
+    let mean3 = axis.dot(&moments.sum) / idx.len() as f64;
+    let mut lo = V::repeat(f64::INFINITY);
+    let mut hi = V::repeat(f64::NEG_INFINITY);
+    let (mut ml, mut mr) = (Moments::ZERO, Moments::ZERO);
     let mut left = 0;
     for k in 0..idx.len() {
-        if data[idx[k] as usize].centroid.dot(&axis) < mean {
+        let i = idx[k] as usize;
+        for &v in &mesh.triangles[i] {
+            let s = &mut stamp[v as usize];
+            if *s != me as u32 {
+                *s = me as u32;
+                let l = rt * mesh.vertices[v as usize].coords;
+                grow_min(&mut lo, &l);
+                grow_max(&mut hi, &l);
+            }
+        }
+        let d = &data[i];
+        if d.sum.dot(&axis) < mean3 {
             idx.swap(k, left);
             left += 1;
+            ml.add(d);
+        } else {
+            mr.add(d);
         }
     }
+    nodes.push(box_node(&rot, lo, hi));
     if left == 0 || left == idx.len() {
         left = idx.len() / 2;
         idx.select_nth_unstable_by(left, |&a, &b| {
             data[a as usize]
-                .centroid
+                .sum
                 .dot(&axis)
-                .total_cmp(&data[b as usize].centroid.dot(&axis))
+                .total_cmp(&data[b as usize].sum.dot(&axis))
         });
+        ml = Moments::of(data, &idx[..left]);
+        mr = Moments::of(data, &idx[left..]);
     }
     let (l, r) = idx.split_at_mut(left);
-    let (_, (llo, lhi)) = build_node(tris, data, l, offset, nodes);
-    let (right, (rlo, rhi)) = build_node(tris, data, r, offset + left, nodes);
+    let (_, (llo, lhi)) = build_node(mesh, data, l, offset, ml, nodes, stamp);
+    let (right, (rlo, rhi)) = build_node(mesh, data, r, offset + left, mr, nodes, stamp);
     nodes[me].right = right;
     // The subtree's axis-aligned box, from the children's: often tighter than the PCA box
     // for CAD-like meshes; keep the smaller volume.
@@ -346,6 +469,11 @@ fn fit_node(rot: &Matrix3<f64>, tris: &[[Point3<f64>; 3]], idx: &[u32]) -> Node 
             grow_max(&mut hi, &l);
         }
     }
+    box_node(rot, lo, hi)
+}
+
+/// The node whose box has axes `rot` and spans `lo..hi` along them (a little slack added).
+fn box_node(rot: &Matrix3<f64>, lo: V, hi: V) -> Node {
     let mid = (lo + hi) * 0.5;
     let slack = FIT_SLACK * ((hi - lo).amax() + mid.amax());
     let half = (hi - lo) * 0.5 + V::repeat(slack);

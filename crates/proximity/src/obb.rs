@@ -166,10 +166,27 @@ pub(crate) fn principal_axes(cov: &Matrix3<f64>) -> Matrix3<f64> {
     }
     // Closed-form eigenvalues (trigonometric method), largest and smallest.
     let b = (a - Matrix3::from_diagonal_element(q)) / p;
+    // The eigenvalues are q + p β for the roots β ∈ [-2, 2] of β³ - 3β - 2r (r = det(b) / 2).
+    // Newton's method from 2 (from -2) falls monotonically onto the largest (smallest) root;
+    // the box fit accepts any orthonormal frame, so a root a little off only costs tightness.
     let r = (b.determinant() * 0.5).clamp(-1.0, 1.0);
-    let phi = r.acos() / 3.0;
-    let l_max = q + 2.0 * p * phi.cos();
-    let l_min = q + 2.0 * p * (phi + 2.0 * std::f64::consts::FRAC_PI_3).cos();
+    let root = |mut x: f64| {
+        for _ in 0..24 {
+            let f = x * x * x - 3.0 * x - 2.0 * r;
+            let df = 3.0 * x * x - 3.0;
+            if df.abs() < 1e-9 {
+                break;
+            }
+            let step = f / df;
+            x -= step;
+            if step.abs() < 1e-12 {
+                break;
+            }
+        }
+        x.clamp(-2.0, 2.0)
+    };
+    let l_max = q + p * root(2.0);
+    let l_min = q + p * root(-2.0);
     let (Some(v_max), Some(v_min)) = (null_vector(a, l_max), null_vector(a, l_min)) else {
         return principal_axes_jacobi(cov);
     };
@@ -277,7 +294,8 @@ pub(crate) fn orthonormal_basis(u: &V, v: &V) -> Matrix3<f64> {
         }
     };
     let e2 = e0.cross(&e1);
-    if !(e0.iter().chain(e1.iter()).chain(e2.iter())).all(|x| x.is_finite()) {
+    // NaN and infinities propagate through the sum.
+    if !(e0.sum() + e1.sum() + e2.sum()).is_finite() {
         return Matrix3::identity();
     }
     Matrix3::from_columns(&[e0, e1, e2])
@@ -394,28 +412,32 @@ pub(crate) fn gap(r: &Matrix3<f64>, t: &V, a: &V, b: &V) -> f64 {
     best
 }
 
-/// A cheaper lower bound than [`gap`] for the distance traversal: the six face axes and the
-/// centre direction only (not the nine edge-edge axes), stopping as soon as the bound reaches
-/// `prune` (then returning some value `>= prune`) and avoiding square roots on the way.
+/// A cheaper lower bound than [`gap`] for the distance traversal, stopping as soon as the
+/// bound reaches `prune` (then returning some value `>= prune`).
+///
+/// In each box's axes the other box is enclosed in the box aligned with those axes (its
+/// projections on them): the exact distance between the first box and that enclosing box
+/// (the Euclidean norm of the three face-axis gaps) is a lower bound, tighter than the largest
+/// single gap when the boxes are apart along a diagonal. The larger of the two, and the gap
+/// along the centre-to-centre direction, is returned.
 #[inline(always)]
 pub(crate) fn gap_pruned(r: &Matrix3<f64>, t: &V, a: &V, b: &V, prune: f64) -> f64 {
+    const SHRINK: f64 = 1.0 - 1e-12;
     let ar = abs_eps(r);
-    let mut best: f64 = 0.0;
+    let mut sa = 0.0;
     for i in 0..3 {
         let rb = b[0] * ar[i][0] + b[1] * ar[i][1] + b[2] * ar[i][2];
-        let g = t[i].abs() - a[i] - rb;
-        if g > best {
-            best = g;
-        }
+        let g = (t[i].abs() - a[i] - rb).max(0.0);
+        sa += g * g;
     }
     let tb = r.tr_mul(t); // centre of b's offset in b's axes
+    let mut sb = 0.0;
     for j in 0..3 {
         let ra = a[0] * ar[0][j] + a[1] * ar[1][j] + a[2] * ar[2][j];
-        let g = tb[j].abs() - ra - b[j];
-        if g > best {
-            best = g;
-        }
+        let g = (tb[j].abs() - ra - b[j]).max(0.0);
+        sb += g * g;
     }
+    let mut best = sa.max(sb).sqrt() * SHRINK;
     if best >= prune {
         return best;
     }
@@ -426,7 +448,7 @@ pub(crate) fn gap_pruned(r: &Matrix3<f64>, t: &V, a: &V, b: &V, prune: f64) -> f
             - (a[0] * t[0].abs() + a[1] * t[1].abs() + a[2] * t[2].abs())
             - (b[0] * tb[0].abs() + b[1] * tb[1].abs() + b[2] * tb[2].abs());
         if s > 0.0 {
-            let g = s / tn2.sqrt() * (1.0 - 1e-12);
+            let g = s / tn2.sqrt() * SHRINK;
             if g > best {
                 best = g;
             }

@@ -227,20 +227,16 @@ fn bad_input_is_an_error() {
             ..
         }))
     ));
-    // collinear vertices, repeated index
-    let e = Model::new(v.clone(), vec![[0, 1, 2], [0, 1, 3]]).unwrap_err();
+    // collinear vertices, repeated index: skipped (counted), an error only when nothing is left
+    let m = Model::new(v.clone(), vec![[0, 1, 2], [0, 1, 3]]).unwrap();
+    assert_eq!(m.skipped().degenerate, 1);
+    assert_eq!(m.used_triangles(), [0]);
+    let e = Model::new(v.clone(), vec![[2, 2, 1]]).unwrap_err();
     assert!(matches!(
         e,
-        ProximityError::Mesh(MeshError::DegenerateTriangle { triangle: 1, .. })
+        ProximityError::Mesh(MeshError::NothingLeft { triangles: 1 })
     ));
-    assert!(e.to_string().contains("triangle 1"), "{e}");
-    assert!(matches!(
-        Model::new(v.clone(), vec![[2, 2, 1]]),
-        Err(ProximityError::Mesh(MeshError::DegenerateTriangle {
-            triangle: 0,
-            ..
-        }))
-    ));
+    assert!(e.to_string().contains("no surface left"), "{e}");
     let e = Model::new(v, vec![[0, 1, 2], [0, 1, 9]]).unwrap_err();
     assert!(matches!(
         e,
@@ -272,7 +268,7 @@ fn stl_loading() {
     assert_eq!(m.num_triangles(), 2);
     assert_eq!(m.vertices().len(), 4); // shared vertices merged
     assert!(m.num_nodes() <= 3);
-    // a degenerate facet in a file is reported with the file name
+    // a file of nothing but a degenerate facet is refused, naming the file
     let bad = "solid t\nfacet normal 0 0 1\n outer loop\n vertex 0 0 0\n vertex 1 0 0\n vertex 2 0 0\n endloop\n endfacet\nendsolid t\n";
     let dir = std::env::temp_dir().join(format!("rpq_proximity_test_{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -282,7 +278,7 @@ fn stl_loading() {
     assert!(matches!(
         e,
         ProximityError::Mesh(MeshError::File { ref source, .. })
-            if matches!(**source, MeshError::DegenerateTriangle { triangle: 0, .. })
+            if matches!(**source, MeshError::NothingLeft { triangles: 1 })
     ));
     assert!(e.to_string().contains("bad.stl"));
     std::fs::remove_dir_all(&dir).ok();

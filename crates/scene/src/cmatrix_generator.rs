@@ -365,6 +365,15 @@ fn refine(
     best
 }
 
+/// Where [`generate_collision_matrix`] reports how far it got (a progress bar in the tools;
+/// the library itself draws nothing). Called from several threads.
+pub trait Progress: Sync {
+    /// `n` more units done.
+    fn inc(&self, n: u64);
+    /// The total grew by `n` units.
+    fn inc_length(&self, n: u64);
+}
+
 /// Decides every body pair of different objects: proof by configuration-independent
 /// bounds, then sampling and local refinement; lists the pairs never closer than
 /// `settings.margin` (module documentation). Runs on the rayon pool; the progress bar
@@ -372,7 +381,7 @@ fn refine(
 pub fn generate_collision_matrix(
     scenario: &Scenario,
     settings: &GeneratorSettings,
-    progress: Option<&indicatif::ProgressBar>,
+    progress: Option<&dyn Progress>,
 ) -> Result<CollisionMatrix, SceneError> {
     settings.validate()?;
     // A pair may collide if its distance can be below the margin or zero (touching):

@@ -104,16 +104,3 @@ pub fn set_pair(scenario: &mut Scenario, grid: &[Vec<f64>], k: usize) -> Result<
     scenario.set_joint_positions(0, &grid[k / n])?;
     scenario.set_joint_positions(1, &grid[k % n])
 }
-
-/// A progress bar on stderr with the crate's style.
-pub fn progress(len: u64, msg: impl Into<String>) -> indicatif::ProgressBar {
-    let pb = indicatif::ProgressBar::new(len);
-    pb.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{msg:32} [{elapsed_precise}] {wide_bar} {pos}/{len} ({eta})",
-        )
-        .expect("valid template"),
-    );
-    pb.set_message(msg.into());
-    pb
-}

@@ -29,6 +29,8 @@
 //! ```
 #![warn(missing_docs)]
 
+mod batch;
+pub mod broadphase;
 pub mod cmatrix;
 pub mod cmatrix_generator;
 mod error;
@@ -36,17 +38,18 @@ pub mod eval;
 pub mod ik;
 mod object;
 mod options;
-#[cfg(feature = "peer")]
-pub mod peer;
 mod pose;
+mod posing;
 mod scenario;
 pub mod spec;
+mod state;
 mod text;
 mod weights;
 pub mod world;
 
+pub use batch::{BatchAnswer, BatchQuery};
 pub use cmatrix::{CollisionMatrix, GeneratorSettings};
-pub use cmatrix_generator::generate_collision_matrix;
+pub use cmatrix_generator::{generate_collision_matrix, Progress};
 pub use error::SceneError;
 pub use ik::{ArmConfiguration, Elbow, IkError, Rx60Ik, Shoulder, Wrist};
 pub use object::{Body, Object, Robot, SimpleObject};
@@ -54,6 +57,7 @@ pub use options::{QueryOptions, ResolutionLevels};
 pub use pose::PoseSpec;
 pub use scenario::{BodyId, CollisionReport, DistanceReport, QueryStats, Scenario};
 pub use spec::{load_scene, ConfigTable, SceneSpec};
+pub use state::ScenarioState;
 pub use weights::WeightMatrix;
 pub use world::{
     BodyPairContact, CollisionAnswer, ContactMode, Selection, StateAnswer, ToleranceAnswer,

@@ -10,6 +10,7 @@ use rpq_proximity::{Model, Obb};
 
 use crate::error::SceneError;
 use crate::ik::{ArmConfiguration, IkError, Rx60Ik};
+use crate::posing::{LocalBox, PosePlan};
 
 /// One rigid body: a mesh with its precomputed hierarchy and box, in its own frame.
 #[derive(Clone, Debug)]
@@ -87,6 +88,10 @@ pub struct Robot {
     body_links: Vec<usize>,
     base: Isometry3<f64>,
     ik: Option<(Rx60Ik, usize)>,
+    /// Forward kinematics prepared for posing.
+    plan: Arc<PosePlan>,
+    /// Each body's box in its link frame, prepared for posing.
+    local_boxes: Vec<LocalBox>,
 }
 
 impl Robot {
@@ -143,6 +148,8 @@ impl Robot {
         let ik = Rx60Ik::for_robot(&kinematics, &kinematics.links()[last].name)
             .ok()
             .map(|ik| (ik, last));
+        let plan = Arc::new(PosePlan::new(&kinematics));
+        let local_boxes = bodies.iter().map(|b| LocalBox::new(b.local_box)).collect();
         Ok(Robot {
             name,
             kinematics,
@@ -150,6 +157,8 @@ impl Robot {
             body_links,
             base,
             ik,
+            plan,
+            local_boxes,
         })
     }
 
@@ -209,6 +218,14 @@ impl Robot {
     /// Kinematic link index of each body.
     pub fn body_links(&self) -> &[usize] {
         &self.body_links
+    }
+
+    pub(crate) fn pose_plan(&self) -> &PosePlan {
+        &self.plan
+    }
+
+    pub(crate) fn local_boxes(&self) -> &[LocalBox] {
+        &self.local_boxes
     }
 
     /// Number of joint variables.

@@ -2,12 +2,13 @@
 //! bodies and boxes), and the proximity queries with the three RPQ optimizations.
 
 use nalgebra::{Isometry3, Point3, Rotation3, Vector3};
-use rpq_proximity::{CollisionMode, DistanceRequest, Obb, QueryWorkspace};
+use rpq_proximity::{CollisionMode, DistanceRequest, Obb};
 
 use crate::cmatrix::CollisionMatrix;
 use crate::error::SceneError;
 use crate::object::{Object, Robot, SimpleObject};
 use crate::options::QueryOptions;
+use crate::state::ScenarioState;
 use crate::weights::WeightMatrix;
 use crate::world::Selection;
 
@@ -86,50 +87,31 @@ pub struct DistanceReport {
     pub stats: QueryStats,
 }
 
-/// Per-object state at the current configuration.
-#[derive(Clone, Debug)]
-struct Posed {
-    q: Vec<f64>,
-    link_buf: Vec<Isometry3<f64>>,
-    poses: Vec<Isometry3<f64>>,
-    boxes: Vec<Obb>,
-    /// Radius of the sphere around each box (centre = box centre): a cheap L2 pre-test.
-    radii: Vec<f64>,
-    whole: Obb,
-}
-
-/// All objects of a workspace in one world frame, with their current configurations, the
-/// weight matrix and the optional collision matrix, and the queries between them.
+/// All objects of a workspace in one world frame, with the optional collision matrix, the
+/// current configuration and the queries between them.
 ///
 /// Queries consider every pair of distinct objects (robot–robot, robot–object,
 /// object–object); bodies of one object are not tested against each other.
-#[derive(Debug)]
+///
+/// # Threads
+///
+/// The scenario's objects, meshes and collision matrix are read-only once built. Everything a
+/// configuration changes (posed bodies and boxes, the engine's workspace, buffers, the weight
+/// matrix's counts) lives in a [`ScenarioState`]: the scenario keeps one for its own
+/// configuration (the `&mut self` queries, [`Scenario::set_joint_positions`]), and any number
+/// of threads can query one `&Scenario` at once, each with its own state
+/// ([`Scenario::new_state`], the `*_with` queries) — or hand a batch of configurations to
+/// [`Scenario::batch`], which runs on all cores.
+#[derive(Clone, Debug)]
 pub struct Scenario {
     objects: Vec<Object>,
-    posed: Vec<Posed>,
-    weights: WeightMatrix,
     cmatrix: Option<CollisionMatrix>,
     /// Per object pair (a < b, row-major over a, b): skip flags, `n_a * n_b`.
     skip: Vec<Vec<bool>>,
-    ws: QueryWorkspace,
-    order: Vec<(f64, u32)>,
-    /// Per object pair: weight-matrix version and the pair order sorted for it.
-    weighted_order: Vec<(u64, Vec<u32>)>,
-}
-
-impl Clone for Scenario {
-    fn clone(&self) -> Self {
-        Scenario {
-            objects: self.objects.clone(),
-            posed: self.posed.clone(),
-            weights: self.weights.clone(),
-            cmatrix: self.cmatrix.clone(),
-            skip: self.skip.clone(),
-            ws: QueryWorkspace::default(),
-            order: Vec::new(),
-            weighted_order: self.weighted_order.clone(),
-        }
-    }
+    /// The scenario's own configuration.
+    state: ScenarioState,
+    /// Use the broadphase over objects ([`crate::broadphase`]) in scenes of many objects.
+    broadphase: bool,
 }
 
 impl Default for Scenario {
@@ -138,18 +120,23 @@ impl Default for Scenario {
     }
 }
 
-/// World-aligned box enclosing oriented boxes (`|R| h` per box): the L1 box. Cheaper to
-/// build per configuration than a box fitted to the 8 × n link-box corners, and on the
-/// two-RX60 sweep it separated more queries (47.6% vs 39.4% at 0.4 m, 83.9% vs 82.9% at
-/// 0.6 m, measured with `rpq_eval`).
-fn enclosing_box(boxes: &[Obb]) -> Obb {
+/// World-aligned box enclosing oriented boxes, from their centres and the half extents of
+/// their world-aligned boxes (`|R| h` each): the L1 box. Cheaper to build per configuration
+/// than a box fitted to the 8 × n link-box corners, and on the two-RX60 sweep it separated
+/// more queries (47.6% vs 39.4% at 0.4 m, 83.9% vs 82.9% at 0.6 m, measured with `rpq_eval`).
+pub(crate) fn enclosing_box(boxes: &[Obb], extents: &[Vector3<f64>]) -> Obb {
     let mut lo = Vector3::repeat(f64::INFINITY);
     let mut hi = Vector3::repeat(f64::NEG_INFINITY);
-    for b in boxes {
-        let r = b.axes.matrix();
-        let ext = r.abs() * b.half_extents;
-        lo = lo.inf(&(b.center.coords - ext));
-        hi = hi.sup(&(b.center.coords + ext));
+    for (b, ext) in boxes.iter().zip(extents) {
+        for k in 0..3 {
+            let (l, h) = (b.center[k] - ext[k], b.center[k] + ext[k]);
+            if l < lo[k] {
+                lo[k] = l;
+            }
+            if h > hi[k] {
+                hi[k] = h;
+            }
+        }
     }
     Obb {
         center: Point3::from((lo + hi) * 0.5),
@@ -277,12 +264,13 @@ pub(crate) fn pair_slot(n: usize, a: usize, b: usize) -> usize {
     a * n - a * (a + 1) / 2 + (b - a - 1)
 }
 
-// A compile-time check: scenarios are shared between and cloned into threads (the
-// collision-matrix generator and the parallel sweeps run on rayon), so they must stay Send
-// and Sync.
+// A compile-time check: one scenario is queried from several threads at once (each with
+// its own state: `batch`, the collision-matrix generator, the node's parallel sweeps), so it
+// and its states must stay Send and Sync.
 const _: fn() = || {
     fn send_and_sync<T: Send + Sync>() {}
     send_and_sync::<Scenario>();
+    send_and_sync::<ScenarioState>();
 };
 
 impl Scenario {
@@ -290,14 +278,45 @@ impl Scenario {
     pub fn new() -> Self {
         Scenario {
             objects: Vec::new(),
-            posed: Vec::new(),
-            weights: WeightMatrix::default(),
             cmatrix: None,
             skip: Vec::new(),
-            ws: QueryWorkspace::default(),
-            order: Vec::new(),
-            weighted_order: Vec::new(),
+            state: ScenarioState::default(),
+            broadphase: true,
         }
+    }
+
+    /// Switches the broadphase over objects on (the default) or off. From
+    /// [`crate::broadphase::MIN_OBJECTS`] objects on, with level L1, contact queries test
+    /// only the object pairs whose world boxes overlap (sweep and prune) and distance queries
+    /// visit object pairs by the gap of their boxes; it changes speed, never answers.
+    pub fn set_broadphase(&mut self, on: bool) {
+        self.broadphase = on;
+    }
+
+    /// Is the broadphase over objects on?
+    pub fn broadphase(&self) -> bool {
+        self.broadphase
+    }
+
+    /// Does a query with `opts` use the broadphase?
+    fn uses_broadphase(&self, opts: &QueryOptions) -> bool {
+        self.broadphase
+            && self.objects.len() >= crate::broadphase::MIN_OBJECTS
+            && opts.resolution_levels.uses_l1()
+    }
+
+    /// Largest sum of the paddings of two bodies of different objects.
+    fn max_pad_sum(rules: &PairRules, n: usize) -> f64 {
+        let mut m = [0.0f64; 2];
+        for o in 0..n {
+            let p = rules.max_pad(o);
+            if p > m[0] {
+                m = [p, m[0]];
+            } else if p > m[1] {
+                m[1] = p;
+            }
+        }
+        m[0] + m[1]
     }
 
     fn add(&mut self, object: Object) -> Result<usize, SceneError> {
@@ -312,38 +331,17 @@ impl Scenario {
                 object.name()
             )));
         }
-        let n = object.num_bodies();
-        let (q, link_buf) = match &object {
-            Object::Simple(_) => (Vec::new(), Vec::new()),
-            Object::Complex(r) => (
-                vec![0.0; r.dof()],
-                vec![Isometry3::identity(); r.kinematics().links().len()],
-            ),
-        };
-        let b0 = object.body(0).local_box;
-        self.posed.push(Posed {
-            q,
-            link_buf,
-            poses: vec![Isometry3::identity(); n],
-            boxes: vec![b0; n],
-            radii: vec![0.0; n],
-            whole: b0,
-        });
-        self.weights.push_object(&object);
+        self.state.push_object(&object);
         self.objects.push(object);
         let k = self.objects.len() - 1;
-        if let Object::Complex(r) = &self.objects[k] {
-            let q = self.posed[k].q.clone();
-            let _ = r;
-            self.set_joint_positions(k, &q)?;
-        } else {
-            self.update_posed(k);
-        }
+        let mut st = std::mem::take(&mut self.state);
+        let q = st.posed[k].q.clone();
+        let res = self.set_joint_positions_with(&mut st, k, &q);
+        self.state = st;
+        res?;
         // Adding an object invalidates the resolved collision matrix.
         self.cmatrix = None;
         self.skip.clear();
-        let n = self.objects.len();
-        self.weighted_order = vec![(u64::MAX, Vec::new()); n * n.saturating_sub(1) / 2];
         Ok(k)
     }
 
@@ -388,65 +386,91 @@ impl Scenario {
     /// and poses its bodies and boxes. Values must be finite; limits are not enforced
     /// (check them with the kinematics if you need to).
     pub fn set_joint_positions(&mut self, object: usize, q: &[f64]) -> Result<(), SceneError> {
-        let Some(Object::Complex(r)) = self.objects.get(object) else {
-            return Err(SceneError::Invalid(format!(
+        let mut st = std::mem::take(&mut self.state);
+        let res = self.set_joint_positions_with(&mut st, object, q);
+        self.state = st;
+        res
+    }
+
+    /// A state for queries from another thread: a copy of the scenario's current
+    /// configuration (and weight matrix), with its own buffers.
+    pub fn new_state(&self) -> ScenarioState {
+        self.state.clone()
+    }
+
+    /// [`Scenario::set_joint_positions`] in `state` (a configuration of this scenario; the
+    /// scenario itself is not changed). Simple objects (no joints) only accept an empty `q`.
+    pub fn set_joint_positions_with(
+        &self,
+        state: &mut ScenarioState,
+        object: usize,
+        q: &[f64],
+    ) -> Result<(), SceneError> {
+        let o = self
+            .objects
+            .get(object)
+            .ok_or_else(|| SceneError::Invalid(format!("object #{object} does not exist")))?;
+        match o {
+            Object::Simple(_) if q.is_empty() => {
+                state.place_simple(o, object);
+                Ok(())
+            }
+            Object::Simple(_) => Err(SceneError::Invalid(format!(
                 "object #{object} is not a robot"
-            )));
-        };
-        let p = &mut self.posed[object];
-        r.body_poses_into(q, &mut p.link_buf, &mut p.poses)?;
-        p.q.copy_from_slice(q);
-        self.update_posed(object);
-        Ok(())
+            ))),
+            Object::Complex(r) => {
+                r.kinematics().check_joint_vector(q)?;
+                state.pose_robot(r, object, q);
+                Ok(())
+            }
+        }
     }
 
     /// Current joint positions of `object` (empty for simple objects).
     pub fn joint_positions(&self, object: usize) -> &[f64] {
-        &self.posed[object].q
+        self.state.joint_positions(object)
     }
 
     /// Current world poses of the bodies of `object`.
     pub fn body_poses(&self, object: usize) -> &[Isometry3<f64>] {
-        &self.posed[object].poses
+        self.state.body_poses(object)
     }
 
     /// Current world boxes of the bodies of `object` (level L2).
     pub fn body_boxes(&self, object: usize) -> &[Obb] {
-        &self.posed[object].boxes
+        self.state.body_boxes(object)
     }
 
     /// Current world box of the whole object (level L1).
     pub fn object_box(&self, object: usize) -> &Obb {
-        &self.posed[object].whole
+        self.state.object_box(object)
     }
 
-    fn update_posed(&mut self, k: usize) {
-        let o = &self.objects[k];
-        let p = &mut self.posed[k];
-        if let Object::Simple(s) = o {
-            p.poses[0] = s.pose;
-        }
-        for (i, pose) in p.poses.iter().enumerate() {
-            p.boxes[i] = o.body(i).local_box.transformed(pose);
-        }
-        for (r, b) in p.radii.iter_mut().zip(&p.boxes) {
-            *r = b.half_extents.norm();
-        }
-        p.whole = if p.boxes.len() == 1 {
-            p.boxes[0]
-        } else {
-            enclosing_box(&p.boxes)
-        };
+    /// The scenario's own state (its current configuration).
+    pub fn state(&self) -> &ScenarioState {
+        &self.state
+    }
+
+    /// Lends the scenario's own state out (for `&mut self` queries built on the `*_with`
+    /// ones, which never read the scenario's state); give it back with
+    /// [`Scenario::put_state`].
+    pub(crate) fn take_state(&mut self) -> ScenarioState {
+        std::mem::take(&mut self.state)
+    }
+
+    /// Gives back the state [`Scenario::take_state`] lent.
+    pub(crate) fn put_state(&mut self, state: ScenarioState) {
+        self.state = state;
     }
 
     /// The weight matrix (link collision probabilities).
     pub fn weights(&self) -> &WeightMatrix {
-        &self.weights
+        &self.state.weights
     }
 
     /// Mutable access to the weight matrix (e.g. to reset it or change its rates).
     pub fn weights_mut(&mut self) -> &mut WeightMatrix {
-        &mut self.weights
+        &mut self.state.weights
     }
 
     /// Attaches a collision matrix after checking that its object and link names and the
@@ -559,7 +583,17 @@ impl Scenario {
 
     /// Collision query over every pair of objects; stops at the first overlap.
     pub fn collide(&mut self, opts: &QueryOptions) -> CollisionReport {
+        let mut st = std::mem::take(&mut self.state);
+        let r = self.collide_with(&mut st, opts);
+        self.state = st;
+        r
+    }
+
+    /// [`Scenario::collide`] in `st` (any configuration of this scenario; `&self`, so
+    /// threads can share the scenario, each with its own state).
+    pub fn collide_with(&self, st: &mut ScenarioState, opts: &QueryOptions) -> CollisionReport {
         self.contact(
+            st,
             opts,
             &PairRules::NONE,
             &ContactQuery::COLLISION,
@@ -569,8 +603,24 @@ impl Scenario {
 
     /// Collision query between objects `a` and `b` (the algorithm of the paper's Fig. 5).
     pub fn collide_objects(&mut self, a: usize, b: usize, opts: &QueryOptions) -> CollisionReport {
+        let mut st = std::mem::take(&mut self.state);
+        let r = self.collide_objects_with(&mut st, a, b, opts);
+        self.state = st;
+        r
+    }
+
+    /// [`Scenario::collide_objects`] in `st` (any configuration of this scenario; `&self`, so
+    /// threads can share the scenario, each with its own state).
+    pub fn collide_objects_with(
+        &self,
+        st: &mut ScenarioState,
+        a: usize,
+        b: usize,
+        opts: &QueryOptions,
+    ) -> CollisionReport {
         let mut stats = QueryStats::default();
         let pair = self.contact_pair_inner(
+            st,
             a,
             b,
             opts,
@@ -591,7 +641,8 @@ impl Scenario {
     /// pair unless `q.all`; with `q.all` every pair found is appended to `hits` (in query
     /// order). The report names the first pair found.
     pub(crate) fn contact(
-        &mut self,
+        &self,
+        st: &mut ScenarioState,
         opts: &QueryOptions,
         rules: &PairRules,
         q: &ContactQuery,
@@ -600,9 +651,33 @@ impl Scenario {
         let mut stats = QueryStats::default();
         let mut first = None;
         let n = self.objects.len();
+        if self.uses_broadphase(opts) {
+            let margin = q.clearance + Self::max_pad_sum(rules, n);
+            let mut bp = std::mem::take(&mut st.broadphase);
+            bp.overlapping(&st.posed, margin);
+            let dropped = (n * (n - 1) / 2 - bp.pairs.len()) as u64;
+            stats.l1_tests += dropped;
+            stats.l1_solved += dropped;
+            for &(a, b) in &bp.pairs {
+                let (a, b) = (a as usize, b as usize);
+                let p = self.contact_pair_inner(st, a, b, opts, rules, q, &mut stats, hits);
+                if first.is_none() {
+                    first = p;
+                }
+                if first.is_some() && !q.all {
+                    break;
+                }
+            }
+            st.broadphase = bp;
+            return CollisionReport {
+                colliding: first.is_some(),
+                pair: first,
+                stats,
+            };
+        }
         for a in 0..n {
             for b in a + 1..n {
-                let p = self.contact_pair_inner(a, b, opts, rules, q, &mut stats, hits);
+                let p = self.contact_pair_inner(st, a, b, opts, rules, q, &mut stats, hits);
                 if first.is_none() {
                     first = p;
                 }
@@ -622,23 +697,23 @@ impl Scenario {
         }
     }
 
-    fn fill_order(&mut self, a: usize, b: usize, weighted: bool) {
+    fn fill_order(&self, st: &mut ScenarioState, a: usize, b: usize, weighted: bool) {
         let nb = self.objects[b].num_bodies();
         let na = self.objects[a].num_bodies();
-        self.order.clear();
+        st.order.clear();
         for i in 0..na {
             for j in 0..nb {
                 let w = if weighted {
-                    self.weights.weight(a, i, b, j)
+                    st.weights.weight(a, i, b, j)
                 } else {
                     0.0
                 };
-                self.order.push((w, (i * nb + j) as u32));
+                st.order.push((w, (i * nb + j) as u32));
             }
         }
         if weighted {
             // Highest weight first; ties in index order.
-            self.order
+            st.order
                 .sort_unstable_by(|x, y| y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)));
         }
     }
@@ -650,7 +725,8 @@ impl Scenario {
     /// found; with `q.all` keeps going and appends every pair found to `hits`.
     #[allow(clippy::too_many_arguments)]
     fn contact_pair_inner(
-        &mut self,
+        &self,
+        st: &mut ScenarioState,
         a: usize,
         b: usize,
         opts: &QueryOptions,
@@ -667,7 +743,7 @@ impl Scenario {
         if levels.uses_l1() {
             stats.l1_tests += 1;
             let bound = q.clearance + rules.max_pad(a) + rules.max_pad(b);
-            if !boxes_within(&self.posed[a].whole, &self.posed[b].whole, bound) {
+            if !boxes_within(&st.posed[a].whole, &st.posed[b].whole, bound) {
                 stats.l1_solved += 1;
                 return None;
             }
@@ -676,9 +752,9 @@ impl Scenario {
         let slot = pair_slot(self.objects.len(), a, b);
         let n_pairs = self.objects[a].num_bodies() * nb;
         if opts.weight_matrix {
-            let v = self.weights.version();
-            let w = &self.weights;
-            let o = &mut self.weighted_order[slot];
+            let v = st.weights.version();
+            let w = &st.weights;
+            let o = &mut st.weighted_order[slot];
             if o.1.len() != n_pairs {
                 o.1.clear();
                 o.1.extend(0..n_pairs as u32);
@@ -708,21 +784,21 @@ impl Scenario {
                 o.0 = v;
             }
         } else {
-            let o = &mut self.weighted_order[slot];
+            let o = &mut st.weighted_order[slot];
             if o.0 != u64::MAX - 1 || o.1.len() != n_pairs {
                 o.0 = u64::MAX - 1;
                 o.1.clear();
                 o.1.extend(0..n_pairs as u32);
             }
         }
-        let order = std::mem::take(&mut self.weighted_order[slot].1);
+        let order = std::mem::take(&mut st.weighted_order[slot].1);
         let skip = if opts.collision_matrix && !self.skip.is_empty() {
             Some(&self.skip[slot])
         } else {
             None
         };
         let overrides = rules.overrides.get(slot).filter(|o| !o.is_empty());
-        let (pa, pb) = (&self.posed[a], &self.posed[b]);
+        let (pa, pb) = (&st.posed[a], &st.posed[b]);
         let (oa, ob) = (&self.objects[a], &self.objects[b]);
         let mut found = None;
         for &k in &order {
@@ -762,28 +838,28 @@ impl Scenario {
             let (pose_b, model_b) = (&pb.poses[j], &ob.body(j).model);
             // Distance of a hit pair (exact when asked for, else NaN).
             let hit = if bound == 0.0 {
-                rpq_proximity::intersects(pose_a, model_a, pose_b, model_b, &mut self.ws)
+                rpq_proximity::intersects(pose_a, model_a, pose_b, model_b, &mut st.ws)
                     .then_some(if q.distances { 0.0 } else { f64::NAN })
             } else if q.distances {
                 let req = DistanceRequest::with_upper_bound(bound);
-                rpq_proximity::distance(pose_a, model_a, pose_b, model_b, &req, &mut self.ws)
+                rpq_proximity::distance(pose_a, model_a, pose_b, model_b, &req, &mut st.ws)
                     .map(|r| r.distance)
             } else {
-                rpq_proximity::tolerance(pose_a, model_a, pose_b, model_b, bound, &mut self.ws)
+                rpq_proximity::tolerance(pose_a, model_a, pose_b, model_b, bound, &mut st.ws)
                     .closer_than
                     .then_some(f64::NAN)
             };
-            let (bv, tri) = self.ws.last_counts();
+            let (bv, tri) = st.ws.last_counts();
             stats.engine_bv_tests += bv as u64;
             stats.engine_triangle_tests += tri as u64;
             let Some(distance) = hit else {
                 if opts.weight_matrix && bound == 0.0 {
-                    self.weights.note_clear(a, i, b, j);
+                    st.weights.note_clear(a, i, b, j);
                 }
                 continue;
             };
             if opts.weight_matrix && bound == 0.0 {
-                self.weights.note_collision(a, i, b, j);
+                st.weights.note_collision(a, i, b, j);
             }
             if found.is_none() {
                 found = Some((id_a, id_b));
@@ -798,7 +874,7 @@ impl Scenario {
                     pose_b,
                     model_b,
                     CollisionMode::AllContacts,
-                    &mut self.ws,
+                    &mut st.ws,
                 )
                 .pairs
             } else {
@@ -811,7 +887,7 @@ impl Scenario {
                 triangles,
             });
         }
-        self.weighted_order[slot].1 = order;
+        st.weighted_order[slot].1 = order;
         found
     }
 
@@ -820,6 +896,15 @@ impl Scenario {
     /// testing link boxes first, in index order. Neither the weight matrix nor the collision
     /// matrix applies (they describe pairs of different objects).
     pub fn self_collide(&mut self, object: usize) -> CollisionReport {
+        let mut st = std::mem::take(&mut self.state);
+        let r = self.self_collide_with(&mut st, object);
+        self.state = st;
+        r
+    }
+
+    /// [`Scenario::self_collide`] in `st` (any configuration of this scenario; `&self`, so
+    /// threads can share the scenario, each with its own state).
+    pub fn self_collide_with(&self, st: &mut ScenarioState, object: usize) -> CollisionReport {
         let mut stats = QueryStats::default();
         let Some(Object::Complex(r)) = self.objects.get(object) else {
             return CollisionReport {
@@ -830,7 +915,7 @@ impl Scenario {
         };
         let links = r.body_links();
         let kin = r.kinematics();
-        let p = &self.posed[object];
+        let p = &st.posed[object];
         let n = links.len();
         for i in 0..n {
             for j in i + 1..n {
@@ -852,7 +937,7 @@ impl Scenario {
                     &r.bodies()[i].model,
                     &p.poses[j],
                     &r.bodies()[j].model,
-                    &mut self.ws,
+                    &mut st.ws,
                 ) {
                     return CollisionReport {
                         colliding: true,
@@ -873,12 +958,21 @@ impl Scenario {
     /// body j)` over all object pairs, testing every pair (link boxes first): a canonical
     /// answer that does not depend on query order. `None` if nothing overlaps.
     pub fn first_colliding_pair(&mut self) -> Option<(BodyId, BodyId)> {
+        let mut st = std::mem::take(&mut self.state);
+        let r = self.first_colliding_pair_with(&mut st);
+        self.state = st;
+        r
+    }
+
+    /// [`Scenario::first_colliding_pair`] in `st` (any configuration of this scenario; `&self`, so
+    /// threads can share the scenario, each with its own state).
+    pub fn first_colliding_pair_with(&self, st: &mut ScenarioState) -> Option<(BodyId, BodyId)> {
         let pairs: Vec<(usize, usize)> = self.object_pairs().collect();
         for (a, b) in pairs {
             let (na, nb) = (self.objects[a].num_bodies(), self.objects[b].num_bodies());
             for i in 0..na {
                 for j in 0..nb {
-                    let (pa, pb) = (&self.posed[a], &self.posed[b]);
+                    let (pa, pb) = (&st.posed[a], &st.posed[b]);
                     if !pa.boxes[i].intersects(&pb.boxes[j]) {
                         continue;
                     }
@@ -887,7 +981,7 @@ impl Scenario {
                         &self.objects[a].body(i).model,
                         &pb.poses[j],
                         &self.objects[b].body(j).model,
-                        &mut self.ws,
+                        &mut st.ws,
                     ) {
                         return Some((
                             BodyId { object: a, body: i },
@@ -905,14 +999,28 @@ impl Scenario {
     /// `(object a, body i, object b, body j)`, so the answer does not depend on the
     /// options. `None` for scenarios with fewer than two objects.
     pub fn min_distance(&mut self, opts: &QueryOptions) -> Option<DistanceReport> {
-        self.min_distance_ruled(opts, &PairRules::NONE, &DistanceRequest::default())
+        let mut st = std::mem::take(&mut self.state);
+        let r = self.min_distance_with(&mut st, opts);
+        self.state = st;
+        r
+    }
+
+    /// [`Scenario::min_distance`] in `st` (any configuration of this scenario; `&self`, so
+    /// threads can share the scenario, each with its own state).
+    pub fn min_distance_with(
+        &self,
+        st: &mut ScenarioState,
+        opts: &QueryOptions,
+    ) -> Option<DistanceReport> {
+        self.min_distance_ruled(st, opts, &PairRules::NONE, &DistanceRequest::default())
     }
 
     /// [`Scenario::min_distance`] over the pairs `rules` keep, each pair's distance
     /// reduced by its paddings and clamped at 0 (witness points on the unpadded
     /// surfaces); `req` gives the error allowances (its upper bound is ignored).
     pub(crate) fn min_distance_ruled(
-        &mut self,
+        &self,
+        st: &mut ScenarioState,
         opts: &QueryOptions,
         rules: &PairRules,
         req: &DistanceRequest,
@@ -920,9 +1028,28 @@ impl Scenario {
         let mut best: Option<DistanceReport> = None;
         let mut stats = QueryStats::default();
         let n = self.objects.len();
-        for a in 0..n {
-            for b in a + 1..n {
-                self.distance_inner(a, b, opts, rules, req, &mut best, &mut stats);
+        if self.uses_broadphase(opts) {
+            // Object pairs by the gap of their boxes; stop once the gap less the largest
+            // paddings exceeds the best distance found (ties go on: the tie rule needs them).
+            let pads = Self::max_pad_sum(rules, n);
+            let mut bp = std::mem::take(&mut st.broadphase);
+            bp.by_gap(&st.posed);
+            for (k, &(gap, a, b)) in bp.gaps.iter().enumerate() {
+                if best.as_ref().is_some_and(|r| gap - pads > r.distance) {
+                    let rest = (bp.gaps.len() - k) as u64;
+                    stats.l1_tests += rest;
+                    stats.l1_solved += rest;
+                    break;
+                }
+                let (a, b) = (a as usize, b as usize);
+                self.distance_inner(st, a, b, opts, rules, req, &mut best, &mut stats);
+            }
+            st.broadphase = bp;
+        } else {
+            for a in 0..n {
+                for b in a + 1..n {
+                    self.distance_inner(st, a, b, opts, rules, req, &mut best, &mut stats);
+                }
             }
         }
         best.map(|mut r| {
@@ -940,12 +1067,27 @@ impl Scenario {
         b: usize,
         opts: &QueryOptions,
     ) -> Option<DistanceReport> {
+        let mut st = std::mem::take(&mut self.state);
+        let r = self.distance_between_with(&mut st, a, b, opts);
+        self.state = st;
+        r
+    }
+
+    /// [`Scenario::distance_between`] in `st`.
+    pub fn distance_between_with(
+        &self,
+        st: &mut ScenarioState,
+        a: usize,
+        b: usize,
+        opts: &QueryOptions,
+    ) -> Option<DistanceReport> {
         if a == b || a >= self.objects.len() || b >= self.objects.len() {
             return None;
         }
         let mut best = None;
         let mut stats = QueryStats::default();
         self.distance_inner(
+            st,
             a.min(b),
             a.max(b),
             opts,
@@ -966,7 +1108,8 @@ impl Scenario {
     /// used (distances stay exact).
     #[allow(clippy::too_many_arguments)]
     fn distance_inner(
-        &mut self,
+        &self,
+        st: &mut ScenarioState,
         a: usize,
         b: usize,
         opts: &QueryOptions,
@@ -984,35 +1127,35 @@ impl Scenario {
             // Order by the lower bound of the link boxes less the paddings; ties in index
             // order.
             let na = self.objects[a].num_bodies();
-            self.order.clear();
+            st.order.clear();
             for i in 0..na {
                 let pad_a = rules.pad(BodyId { object: a, body: i });
                 for j in 0..nb {
                     let pad = pad_a + rules.pad(BodyId { object: b, body: j });
-                    let lb = self.posed[a].boxes[i].distance_lower_bound(&self.posed[b].boxes[j]);
-                    self.order.push((lb - pad, (i * nb + j) as u32));
+                    let lb = st.posed[a].boxes[i].distance_lower_bound(&st.posed[b].boxes[j]);
+                    st.order.push((lb - pad, (i * nb + j) as u32));
                 }
             }
-            stats.l2_tests += self.order.len() as u64;
-            self.order
+            stats.l2_tests += st.order.len() as u64;
+            st.order
                 .sort_unstable_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
         } else {
-            self.fill_order(a, b, opts.weight_matrix);
+            self.fill_order(st, a, b, opts.weight_matrix);
         }
         let overrides = if rules.overrides.is_empty() {
             None
         } else {
             Some(&rules.overrides[pair_slot(self.objects.len(), a, b)]).filter(|o| !o.is_empty())
         };
-        let (pa, pb) = (&self.posed[a], &self.posed[b]);
+        let (pa, pb) = (&st.posed[a], &st.posed[b]);
         let (oa, ob) = (&self.objects[a], &self.objects[b]);
-        for (n, &(lb, k)) in self.order.iter().enumerate() {
+        for (n, &(lb, k)) in st.order.iter().enumerate() {
             let k = k as usize;
             let (i, j) = (k / nb, k % nb);
             let cur = best.as_ref().map_or(f64::INFINITY, |r| r.distance);
             if use_l2 && lb > cur {
                 // Sorted by lower bound: every remaining pair is farther than the best.
-                stats.l2_solved += (self.order.len() - n) as u64;
+                stats.l2_solved += (st.order.len() - n) as u64;
                 break;
             }
             let id_a = BodyId { object: a, body: i };
@@ -1040,7 +1183,7 @@ impl Scenario {
                 &pb.poses[j],
                 &ob.body(j).model,
                 &req,
-                &mut self.ws,
+                &mut st.ws,
             ) else {
                 continue;
             };
@@ -1066,13 +1209,27 @@ impl Scenario {
 
     /// Exact distance and witness points between two given bodies.
     pub fn body_distance(&mut self, a: BodyId, b: BodyId) -> Option<DistanceReport> {
+        let mut st = std::mem::take(&mut self.state);
+        let r = self.body_distance_with(&mut st, a, b);
+        self.state = st;
+        r
+    }
+
+    /// [`Scenario::body_distance`] in `st` (any configuration of this scenario; `&self`, so
+    /// threads can share the scenario, each with its own state).
+    pub fn body_distance_with(
+        &self,
+        st: &mut ScenarioState,
+        a: BodyId,
+        b: BodyId,
+    ) -> Option<DistanceReport> {
         let res = rpq_proximity::distance(
-            &self.posed[a.object].poses[a.body],
+            &st.posed[a.object].poses[a.body],
             &self.objects[a.object].body(a.body).model,
-            &self.posed[b.object].poses[b.body],
+            &st.posed[b.object].poses[b.body],
             &self.objects[b.object].body(b.body).model,
             &DistanceRequest::default(),
-            &mut self.ws,
+            &mut st.ws,
         )?;
         Some(DistanceReport {
             distance: res.distance,
@@ -1086,7 +1243,22 @@ impl Scenario {
 
     /// Are the two bodies closer than `t`? (Used to build collision matrices.)
     pub fn bodies_closer_than(&mut self, a: BodyId, b: BodyId, t: f64) -> bool {
-        let (pa, pb) = (&self.posed[a.object], &self.posed[b.object]);
+        let mut st = std::mem::take(&mut self.state);
+        let r = self.bodies_closer_than_with(&mut st, a, b, t);
+        self.state = st;
+        r
+    }
+
+    /// [`Scenario::bodies_closer_than`] in `st` (any configuration of this scenario; `&self`, so
+    /// threads can share the scenario, each with its own state).
+    pub fn bodies_closer_than_with(
+        &self,
+        st: &mut ScenarioState,
+        a: BodyId,
+        b: BodyId,
+        t: f64,
+    ) -> bool {
+        let (pa, pb) = (&st.posed[a.object], &st.posed[b.object]);
         if pa.boxes[a.body].distance_lower_bound(&pb.boxes[b.body]) >= t {
             return false;
         }
@@ -1096,7 +1268,7 @@ impl Scenario {
             &pb.poses[b.body],
             &self.objects[b.object].body(b.body).model,
             t,
-            &mut self.ws,
+            &mut st.ws,
         )
         .closer_than
     }
@@ -1106,15 +1278,28 @@ impl Scenario {
     /// witness points. When colliding the distance is 0 and the pair is the canonical
     /// [`Scenario::first_colliding_pair`], so the answer does not depend on the options.
     pub fn query(&mut self, opts: &QueryOptions) -> Option<(bool, DistanceReport)> {
-        let c = self.collide(opts);
+        let mut st = std::mem::take(&mut self.state);
+        let r = self.query_with(&mut st, opts);
+        self.state = st;
+        r
+    }
+
+    /// [`Scenario::query`] in `st` (any configuration of this scenario; `&self`, so
+    /// threads can share the scenario, each with its own state).
+    pub fn query_with(
+        &self,
+        st: &mut ScenarioState,
+        opts: &QueryOptions,
+    ) -> Option<(bool, DistanceReport)> {
+        let c = self.collide_with(st, opts);
         if c.colliding {
-            let (a, b) = self.first_colliding_pair().or(c.pair)?;
-            let mut r = self.body_distance(a, b)?;
+            let (a, b) = self.first_colliding_pair_with(st).or(c.pair)?;
+            let mut r = self.body_distance_with(st, a, b)?;
             r.distance = 0.0;
             r.stats = c.stats;
             Some((true, r))
         } else {
-            let mut r = self.min_distance(opts)?;
+            let mut r = self.min_distance_with(st, opts)?;
             r.stats += c.stats;
             Some((false, r))
         }

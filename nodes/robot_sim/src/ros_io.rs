@@ -137,6 +137,43 @@ pub fn status_changed(previous: &DriverStatus, next: &DriverStatus) -> bool {
         || previous.last_error != next.last_error
 }
 
+/// How long before `now` a command was sent [s]: from its DDS source timestamp (the publisher's
+/// clock) while that clock is usable, else from when the DDS layer received it (so a command
+/// that waited in our queue during a stall still shows its age); 0 without either. All times
+/// are wall-clock seconds since the epoch. A source timestamp later than the receive time by
+/// more than `tolerance` means the publisher's clock is ahead of ours: `*source_usable` is
+/// cleared and receive times are used from then on. A publisher whose clock lags ours by more
+/// than the timeout has every command refused as stale (fail-safe; keep clocks synchronised).
+///
+/// ```
+/// use robot_sim::ros_io::command_age;
+/// let mut usable = true;
+/// // sent 1 ms before it arrived, read 1 ms later
+/// assert!((command_age(10.002, Some(10.000), Some(10.001), 0.01, &mut usable) - 0.002).abs() < 1e-9);
+/// // a publisher clock 1 s ahead: receive times from now on
+/// assert!((command_age(10.002, Some(11.0), Some(10.001), 0.01, &mut usable) - 0.001).abs() < 1e-9);
+/// assert!(!usable);
+/// ```
+pub fn command_age(
+    now: f64,
+    source: Option<f64>,
+    received: Option<f64>,
+    tolerance: f64,
+    source_usable: &mut bool,
+) -> f64 {
+    if let (Some(s), Some(r)) = (source, received) {
+        if s > r + tolerance {
+            *source_usable = false;
+        }
+    }
+    let sent = match (source.filter(|_| *source_usable), received) {
+        (Some(s), _) => s,
+        (None, Some(r)) => r,
+        (None, None) => now,
+    };
+    (now - sent).max(0.0)
+}
+
 fn duration_secs(what: impl FnOnce() -> String, d: &Duration) -> Result<f64, NodeError> {
     if d.nanosec >= 1_000_000_000 {
         return Err(NodeError::bad(

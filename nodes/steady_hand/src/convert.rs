@@ -1,11 +1,14 @@
 //! Conversions between ROS messages and the virtual-fixture library (pure; no sockets).
 
-use nalgebra::{Isometry3, Point3, Vector3, Vector6};
+use nalgebra::{Isometry3, Point3, Vector6};
 use rpq_ros::interfaces::rpq_interfaces::msg::FixtureStep;
 use rpq_ros::interfaces::rpq_interfaces::msg::VirtualFixture;
-use rpq_ros::msg::geometry_msgs::Wrench;
+use rpq_ros::msg::builtin_interfaces::Time;
+use rpq_ros::msg::geometry_msgs::{
+    Twist, TwistStamped, Vector3 as RosVector3, Wrench, WrenchStamped,
+};
 use rpq_ros::msg::sensor_msgs::JointState;
-use rpq_ros::msg::std_msgs::Header;
+use rpq_ros::msg::std_msgs::{Float64MultiArray, Header};
 use rpq_virtual_fixtures::{Combination, Completion, Guidance, Mode, SequenceState, Step};
 
 use crate::NodeError;
@@ -392,22 +395,97 @@ pub fn step_from_msg(m: &FixtureStep) -> Result<Step<FixtureSpec>, NodeError> {
 
 /// A wrench measured in the sensor frame (pose `sensor` in the base frame) as the equivalent
 /// wrench at the point `tool` (base frame), expressed in base axes: `f_b = R f_s`,
-/// `τ_b = R τ_s + (p_sensor − p_tool) × f_b`.
+/// `τ_b = R τ_s + (p_sensor − p_tool) × f_b` ([`crate::wrench::shift_wrench`]).
 pub fn wrench_to_base(
     w: &Wrench,
     sensor: &Isometry3<f64>,
     tool: &Point3<f64>,
 ) -> Result<Vector6<f64>, NodeError> {
-    let raw = Vector6::new(
-        w.force.x, w.force.y, w.force.z, w.torque.x, w.torque.y, w.torque.z,
-    );
+    let raw = wrench_vector(w);
     if !raw.iter().all(|x| x.is_finite()) {
         return Err(NodeError::bad("wrench", "NaN or infinite component"));
     }
-    let f = sensor.rotation * Vector3::new(raw[0], raw[1], raw[2]);
-    let t = sensor.rotation * Vector3::new(raw[3], raw[4], raw[5])
-        + (sensor.translation.vector - tool.coords).cross(&f);
-    Ok(Vector6::new(f.x, f.y, f.z, t.x, t.y, t.z))
+    Ok(crate::wrench::shift_wrench(&raw, sensor, tool))
+}
+
+/// `[force; torque]` of a `geometry_msgs/Wrench`.
+pub fn wrench_vector(w: &Wrench) -> Vector6<f64> {
+    Vector6::new(
+        w.force.x, w.force.y, w.force.z, w.torque.x, w.torque.y, w.torque.z,
+    )
+}
+
+/// Seconds of a message time (`None`: zero, i.e. unset).
+pub fn time_seconds(t: &Time) -> Option<f64> {
+    crate::stamp::stamp_seconds(t.sec, t.nanosec)
+}
+
+/// The core's input for a `geometry_msgs/WrenchStamped` received at `received` [s].
+pub fn wrench_input(msg: &WrenchStamped, received: f64) -> crate::admittance::WrenchInput<'_> {
+    crate::admittance::WrenchInput {
+        frame_id: &msg.header.frame_id,
+        wrench: wrench_vector(&msg.wrench),
+        stamp: time_seconds(&msg.header.stamp),
+        received,
+    }
+}
+
+/// The interface the controller commands the robot through (parameter `output`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputKind {
+    /// `std_msgs/Float64MultiArray` of joint velocities (`forward_velocity_controller`).
+    JointVelocity,
+    /// `geometry_msgs/TwistStamped` of the tool (a Cartesian driver).
+    Twist,
+}
+
+/// A command message of either output kind.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CommandMessage {
+    /// Joint velocities.
+    JointVelocity(Float64MultiArray),
+    /// Tool twist.
+    Twist(TwistStamped),
+}
+
+/// The message for one period's output of [`crate::admittance::AdmittanceCore`]: nothing,
+/// the stop (zero joint velocities or zero twist) or the motion; joint velocities in the output
+/// order `out_map` (`out[k] = urdf[out_map[k]]`), a twist stamped `stamp` in `frame_id`.
+pub fn command_message(
+    out: crate::admittance::Output<'_>,
+    kind: OutputKind,
+    out_map: &[usize],
+    stamp: Time,
+    frame_id: &str,
+) -> Option<CommandMessage> {
+    use crate::admittance::Output;
+    let (twist, qd) = match out {
+        Output::Nothing => return None,
+        Output::Stop => (Vector6::zeros(), None),
+        Output::Motion {
+            twist,
+            joint_velocities,
+        } => (*twist, Some(joint_velocities)),
+    };
+    Some(match kind {
+        OutputKind::Twist => {
+            let v3 = |x, y, z| RosVector3 { x, y, z };
+            CommandMessage::Twist(TwistStamped {
+                header: Header {
+                    stamp,
+                    frame_id: frame_id.to_string(),
+                },
+                twist: Twist {
+                    linear: v3(twist[0], twist[1], twist[2]),
+                    angular: v3(twist[3], twist[4], twist[5]),
+                },
+            })
+        }
+        OutputKind::JointVelocity => CommandMessage::JointVelocity(Float64MultiArray {
+            data: out_map.iter().map(|&k| qd.map_or(0.0, |q| q[k])).collect(),
+            ..Default::default()
+        }),
+    })
 }
 
 /// Parses path vertices from text: one `x y z` or `x,y,z` per line [m]; `#` starts a comment,
@@ -481,29 +559,42 @@ impl JointOrder {
     /// Copies the positions of a [`JointState`] into `q` (URDF order). Every robot joint must be
     /// present with a finite value; extra joints are ignored.
     pub fn positions(&self, msg: &JointState, q: &mut [f64]) -> Result<(), NodeError> {
-        if msg.name.len() != msg.position.len() {
+        self.copy(&msg.name, &msg.position, "position", q)
+    }
+
+    /// Copies the velocities of a [`JointState`] into `qd` (URDF order); the message must carry
+    /// one finite velocity per name.
+    pub fn velocities(&self, msg: &JointState, qd: &mut [f64]) -> Result<(), NodeError> {
+        self.copy(&msg.name, &msg.velocity, "velocity", qd)
+    }
+
+    /// `out[i]` = the value of our joint `i` in `values` (parallel to `names`).
+    fn copy(
+        &self,
+        names: &[String],
+        values: &[f64],
+        what: &str,
+        out: &mut [f64],
+    ) -> Result<(), NodeError> {
+        if names.len() != values.len() {
             return Err(NodeError::bad(
                 "joint_states",
-                format!(
-                    "{} names but {} positions",
-                    msg.name.len(),
-                    msg.position.len()
-                ),
+                format!("{} names but {} {what} values", names.len(), values.len()),
             ));
         }
         for (i, name) in self.names.iter().enumerate() {
-            let k =
-                msg.name.iter().position(|n| n == name).ok_or_else(|| {
-                    NodeError::bad("joint_states", format!("joint `{name}` missing"))
-                })?;
-            let v = msg.position[k];
+            let k = names
+                .iter()
+                .position(|n| n == name)
+                .ok_or_else(|| NodeError::bad("joint_states", format!("joint `{name}` missing")))?;
+            let v = values[k];
             if !v.is_finite() {
                 return Err(NodeError::bad(
                     "joint_states",
-                    format!("position of `{name}` is not finite"),
+                    format!("{what} of `{name}` is not finite"),
                 ));
             }
-            q[i] = v;
+            out[i] = v;
         }
         Ok(())
     }
@@ -544,7 +635,7 @@ impl JointOrder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use nalgebra::{Translation3, UnitQuaternion};
+    use nalgebra::{Translation3, UnitQuaternion, Vector3};
 
     #[test]
     fn fixture_round_trip_and_checks() {

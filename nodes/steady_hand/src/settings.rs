@@ -17,12 +17,16 @@
 //! # Ok::<(), steady_hand::NodeError>(())
 //! ```
 
+use nalgebra::Vector3;
 use rpq_ros::params::Params;
 use rpq_virtual_fixtures::{
     Compliance, ControllerConfig, Limits, Mode, RankTolerance, Shaping, UserModel,
 };
 
+use crate::admittance::{CoreConfig, Gains};
+use crate::joints::MappingConfig;
 use crate::safety::SafetyConfig;
+use crate::wrench::FtConfig;
 use crate::NodeError;
 
 /// Generated from `params/admittance_controller.yaml`.
@@ -37,6 +41,14 @@ pub mod steady_hand_guidance {
 pub mod simulated_user {
     include!(concat!(env!("OUT_DIR"), "/simulated_user.rs"));
 }
+/// Generated from `params/netft_driver.yaml`.
+pub mod netft_driver {
+    include!(concat!(env!("OUT_DIR"), "/netft_driver.rs"));
+}
+/// Generated from `params/netft_emulator.yaml`.
+pub mod netft_emulator {
+    include!(concat!(env!("OUT_DIR"), "/netft_emulator.rs"));
+}
 
 pub use admittance_controller::{
     declarations as controller_declarations, AdmittanceControllerParams,
@@ -50,6 +62,10 @@ pub const CONTROLLER_NODE: &str = admittance_controller::NODE_NAME;
 pub const GUIDANCE_NODE: &str = steady_hand_guidance::NODE_NAME;
 /// Default node name of the simulated user.
 pub const USER_NODE: &str = simulated_user::NODE_NAME;
+/// Default node name of the F/T sensor driver.
+pub const NETFT_DRIVER_NODE: &str = netft_driver::NODE_NAME;
+/// Default node name of the emulated F/T sensor.
+pub const NETFT_EMULATOR_NODE: &str = netft_emulator::NODE_NAME;
 
 /// Topic of the force sensor (relative).
 pub const WRENCH_TOPIC: &str = "wrench";
@@ -63,12 +79,31 @@ pub const VELOCITY_COMMANDS_TOPIC: &str = "forward_velocity_controller/commands"
 pub const TWIST_TOPIC: &str = "twist_command";
 /// Topic of the controller status (private).
 pub const STATUS_TOPIC: &str = "~/status";
+/// Topic of the moving frames (absolute, as tf2 uses it).
+pub const TF_TOPIC: &str = "/tf";
+/// Topic of the fixed frames (absolute, latched).
+pub const TF_STATIC_TOPIC: &str = "/tf_static";
+/// Tare service of the controller (private).
+pub const ZERO_FT_SERVICE: &str = "~/zero_ft";
+/// Re-arm service of the controller (private).
+pub const ENABLE_SERVICE: &str = "~/enable";
 
 impl AdmittanceControllerParams {
     /// Reads the parameters and checks what the definition cannot: the admittance law's
     /// configuration as a whole, in free and in closed-loop mode.
     pub fn load(p: &Params) -> Result<Self, NodeError> {
         let s = Self::from_params(p)?;
+        if s.limits.joint_slowdown_time < 1.0 / s.update_rate {
+            return Err(NodeError::config(
+                "limits.joint_slowdown_time",
+                format!(
+                    "{} s is shorter than one period (1 / update_rate = {} s): a joint could \
+                     cross its limit margin within one period",
+                    s.limits.joint_slowdown_time,
+                    1.0 / s.update_rate
+                ),
+            ));
+        }
         let control = s.control()?;
         ControllerConfig {
             mode: Mode::ClosedLoop {
@@ -108,14 +143,79 @@ impl AdmittanceControllerParams {
         SafetyConfig {
             wrench_timeout: self.safety.wrench_timeout,
             joint_state_timeout: self.safety.joint_state_timeout,
-            min_singular_value: self.safety.min_singular_value,
             fault_hold: self.safety.fault_hold,
+            rearm_hold: self.safety.rearm_hold,
+        }
+    }
+
+    /// The settings of [`crate::admittance::AdmittanceCore`].
+    pub fn core_config(&self) -> Result<CoreConfig, NodeError> {
+        Ok(CoreConfig {
+            control: self.control()?,
+            k_d: self.admittance.k_d,
+            ft: FtConfig {
+                cutoff: self.ft.filter_cutoff,
+                deadband: self.ft.deadband,
+                tool_mass: self.ft.tool_mass,
+                tool_com: Vector3::from(self.ft.tool_com),
+                gravity: Vector3::from(self.ft.gravity),
+            },
+            mapping: MappingConfig {
+                position_margin: self.limits.position_margin,
+                slowdown_time: self.limits.joint_slowdown_time,
+                damping_threshold: self.singularity.damping_threshold,
+                max_damping: self.singularity.max_damping,
+            },
+            safety: self.safety_config(),
+            clock_tolerance: self.safety.clock_tolerance,
+            fixture_timeout: self.fixture.timeout,
+            fixture_required: self.fixture.required,
+            ramp_time: self.runtime.ramp_time,
+            filter_blend: self.runtime.filter_blend,
+            tare_max_linear_speed: self.ft.tare_max_linear_speed,
+            tare_max_angular_speed: self.ft.tare_max_angular_speed,
+            sensor_frame: self.sensor_frame.clone(),
+            tool_link: self.tool_link.clone(),
+            period: 1.0 / self.update_rate,
+        })
+    }
+
+    /// The run-time gains as set now.
+    pub fn gains(&self) -> Gains {
+        Gains {
+            c: self.admittance.c,
+            c_tau: self.admittance.c_tau,
+            k_d: self.admittance.k_d,
+            force_scale: self.shaping.force_scale,
+            torque_scale: self.shaping.torque_scale,
+            max_linear_velocity: self.limits.max_linear_velocity,
+            max_angular_velocity: self.limits.max_angular_velocity,
         }
     }
 
     /// Whether the command is a Cartesian twist (`output: twist`) rather than joint velocities.
     pub fn twist_output(&self) -> bool {
         self.output == "twist"
+    }
+}
+
+impl SteadyHandGuidanceParams {
+    /// The guidance sources of the parameters (plane, point, cone, gains; no path yet).
+    pub fn sources(&self) -> Result<crate::fixture_manager::Sources, NodeError> {
+        let v = |a: [f64; 3]| Vector3::from(a);
+        crate::fixture_manager::Sources::new(
+            (v(self.plane.origin).into(), v(self.plane.normal)),
+            v(self.point.target).into(),
+            (
+                v(self.rcm.center).into(),
+                v(self.rcm.axis),
+                self.rcm.half_angle,
+                v(self.rcm.tool_axis),
+            ),
+            self.error_gain,
+            self.rcm.error_gain,
+            self.free_rotation,
+        )
     }
 }
 
@@ -162,6 +262,8 @@ mod tests {
                 steady_hand_guidance::CONFIG_YAML,
             ),
             (simulated_user::CONFIG_FILE, simulated_user::CONFIG_YAML),
+            (netft_driver::CONFIG_FILE, netft_driver::CONFIG_YAML),
+            (netft_emulator::CONFIG_FILE, netft_emulator::CONFIG_YAML),
         ] {
             rpq_param_gen::check_file(&root.join(file), text);
         }

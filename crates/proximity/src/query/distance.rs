@@ -5,6 +5,7 @@ use nalgebra::{Isometry3, Matrix3, Point3, Vector3};
 
 use super::pose::{finite_split, guard, xf};
 use super::traverse::{descend_a, relative};
+use super::workspace::HeapPair;
 use super::QueryWorkspace;
 use crate::model::Model;
 use crate::{obb, triangle};
@@ -165,78 +166,81 @@ pub(super) fn distance_impl(
         leaf_pair(a, b, la, lb, r, t, &mut best);
     }
     if !(stop_on_first && best.have) {
-        let stack = &mut ws.dist_stack;
-        stack.clear();
+        // Best first: the pair with the smallest lower bound is taken from the heap, then
+        // the traversal dives into the nearer child (the farther one goes to the heap) until
+        // it reaches a leaf pair or a pair that can be pruned. The first pair taken whose
+        // bound reaches the best distance found ends the query: every other bound is larger.
+        let heap = &mut ws.dist_heap;
+        heap.clear();
         bv_tests += 1;
         // The pruning threshold, refreshed whenever `best` improves.
         let mut thr = threshold(&best);
         let d0 = node_lb(a, 0, b, 0, r, t, thr);
         if d0 < thr {
-            stack.push((0, 0, d0));
+            heap.push(HeapPair {
+                bound: d0,
+                a: 0,
+                b: 0,
+            });
         }
-        while let Some((ia, ib, lbound)) = stack.pop() {
-            if lbound >= thr {
-                continue;
+        'pairs: while let Some(top) = heap.pop() {
+            if top.bound >= thr {
+                break;
             }
-            let na = &a.nodes[ia as usize];
-            let nb = &b.nodes[ib as usize];
-            if na.is_leaf() && nb.is_leaf() {
-                for ka in na.tri..na.tri + na.count {
-                    for kb in nb.tri..nb.tri + nb.count {
-                        tri_tests += 1;
-                        leaf_pair(a, b, ka, kb, r, t, &mut best);
+            let (mut ia, mut ib) = (top.a, top.b);
+            loop {
+                let na = &a.nodes[ia as usize];
+                let nb = &b.nodes[ib as usize];
+                if na.is_leaf() && nb.is_leaf() {
+                    for ka in na.tri..na.tri + na.count {
+                        for kb in nb.tri..nb.tri + nb.count {
+                            tri_tests += 1;
+                            leaf_pair(a, b, ka, kb, r, t, &mut best);
+                        }
                     }
-                }
-                if stop_on_first && best.have {
+                    if stop_on_first && best.have {
+                        break 'pairs;
+                    }
+                    thr = threshold(&best);
                     break;
                 }
-                thr = threshold(&best);
-                continue;
-            }
-            let (c1, c2) = if descend_a(na, nb) {
-                ((ia + 1, ib), (na.right, ib))
-            } else {
-                ((ia, ib + 1), (ia, nb.right))
-            };
-            // Bounds of both children, sharing the half of the relative transform they have
-            // in common.
-            let (d1, d2) = if c1.1 == ib {
-                let mb = r * nb.rot;
-                let cb = r * nb.center + t;
-                let lb = |k: u32| {
-                    let nk = &a.nodes[k as usize];
-                    let rkt = nk.rot.transpose();
-                    obb::gap_pruned(
-                        &(rkt * mb),
-                        &(rkt * (cb - nk.center)),
-                        &nk.half,
-                        &nb.half,
-                        thr,
-                    )
+                let (c1, c2) = if descend_a(na, nb) {
+                    ((ia + 1, ib), (na.right, ib))
+                } else {
+                    ((ia, ib + 1), (ia, nb.right))
                 };
-                (lb(c1.0), lb(c2.0))
-            } else {
-                let rat = na.rot.transpose();
-                let p = rat * r;
-                let q = rat * (t - na.center);
-                let lb = |k: u32| {
-                    let nk = &b.nodes[k as usize];
-                    obb::gap_pruned(&(p * nk.rot), &(p * nk.center + q), &na.half, &nk.half, thr)
+                // Bounds of both children at once, the other node placed once.
+                let (d1, d2) = if c1.1 == ib {
+                    let m = r * nb.rot;
+                    let c = r * nb.center + t;
+                    let [d1, d2] = a.child_boxes[na.tri as usize].against_placed(&m, &c, &nb.half);
+                    (d1, d2)
+                } else {
+                    let rat = na.rot.transpose();
+                    let p = rat * r;
+                    let q = rat * (t - na.center);
+                    // a's box centre in b's model frame
+                    let cb = r.tr_mul(&(na.center - t));
+                    let [d1, d2] = b.child_boxes[nb.tri as usize].seen_from(&p, &q, &cb, &na.half);
+                    (d1, d2)
                 };
-                (lb(c1.1), lb(c2.1))
-            };
-            bv_tests += 2;
-            // push the farther first so the nearer is visited first
-            let (near, dn, far, df) = if d1 <= d2 {
-                (c1, d1, c2, d2)
-            } else {
-                (c2, d2, c1, d1)
-            };
-            if df < thr {
-                stack.push((far.0, far.1, df));
-            }
-            if dn < thr {
-                stack.push((near.0, near.1, dn));
+                bv_tests += 2;
+                let (near, dn, far, df) = if d1 <= d2 {
+                    (c1, d1, c2, d2)
+                } else {
+                    (c2, d2, c1, d1)
+                };
+                if df < thr {
+                    heap.push(HeapPair {
+                        bound: df,
+                        a: far.0,
+                        b: far.1,
+                    });
+                }
+                if dn >= thr {
+                    break;
+                }
+                (ia, ib) = near;
             }
         }
     }

@@ -6,6 +6,7 @@
 //! (`traverse`).
 
 mod checked;
+mod child_bounds;
 mod collide;
 mod distance;
 mod pose;
@@ -14,6 +15,7 @@ mod traverse;
 mod workspace;
 
 pub use checked::{try_collide, try_distance, try_intersects, try_tolerance};
+pub(crate) use child_bounds::ChildBoxes;
 pub use collide::{
     collide, collide_local, intersects, intersects_local, CollisionMode, CollisionResult,
 };
@@ -23,3 +25,8 @@ pub use distance::{
 pub use pose::pose_is_finite;
 pub use tolerance::{tolerance, tolerance_local, ToleranceResult};
 pub use workspace::{QueryWorkspace, PAIR_CACHE_SLOTS};
+
+mod sweep;
+pub use sweep::{
+    segment_triangle_distance, segment_within, segment_within_local, SegmentHit, SweepWorkspace,
+};

@@ -1,6 +1,75 @@
 //! The reusable traversal state of the queries: stacks, test counters and the closest-pair
 //! cache.
 
+/// A node pair waiting in the distance traversal's heap with its lower bound.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct HeapPair {
+    /// Lower bound of the pair's distance (never NaN).
+    pub bound: f64,
+    /// Node of `a`.
+    pub a: u32,
+    /// Node of `b`.
+    pub b: u32,
+}
+
+/// A binary min-heap of node pairs by bound (reused between queries: no allocation once it
+/// has grown).
+#[derive(Clone, Debug, Default)]
+pub(super) struct PairHeap {
+    items: Vec<HeapPair>,
+}
+
+impl PairHeap {
+    #[inline(always)]
+    pub fn clear(&mut self) {
+        self.items.clear();
+    }
+
+    #[inline]
+    pub fn push(&mut self, item: HeapPair) {
+        let h = &mut self.items;
+        let mut k = h.len();
+        h.push(item);
+        while k > 0 {
+            let parent = (k - 1) / 2;
+            if h[parent].bound <= item.bound {
+                break;
+            }
+            h[k] = h[parent];
+            k = parent;
+        }
+        h[k] = item;
+    }
+
+    #[inline]
+    pub fn pop(&mut self) -> Option<HeapPair> {
+        let h = &mut self.items;
+        let last = h.pop()?;
+        if h.is_empty() {
+            return Some(last);
+        }
+        let top = h[0];
+        let n = h.len();
+        let mut k = 0;
+        loop {
+            let mut c = 2 * k + 1;
+            if c >= n {
+                break;
+            }
+            if c + 1 < n && h[c + 1].bound < h[c].bound {
+                c += 1;
+            }
+            if h[c].bound >= last.bound {
+                break;
+            }
+            h[k] = h[c];
+            k = c;
+        }
+        h[k] = last;
+        Some(top)
+    }
+}
+
 /// Number of slots of the closest-pair cache of a [`QueryWorkspace`].
 pub const PAIR_CACHE_SLOTS: usize = 64;
 
@@ -25,7 +94,7 @@ struct CacheSlot {
 #[derive(Default, Debug)]
 pub struct QueryWorkspace {
     pub(super) pair_stack: Vec<(u32, u32)>,
-    pub(super) dist_stack: Vec<(u32, u32, f64)>,
+    pub(super) dist_heap: PairHeap,
     last_pair: Vec<Option<CacheSlot>>,
     bv_tests: usize,
     triangle_tests: usize,

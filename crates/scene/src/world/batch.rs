@@ -5,6 +5,7 @@ use rayon::prelude::*;
 use super::{Selection, World};
 use crate::error::SceneError;
 use crate::spec::joint_columns;
+use crate::state::ScenarioState;
 
 /// Answer for one configuration of [`World::check_states`].
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -21,8 +22,8 @@ impl World {
     /// `robot/joint` (every movable joint of every robot exactly once, any order — the
     /// rules of the configuration CSV header), `positions` row-major, one row per
     /// configuration (radians or metres). Every body is selected; paddings and allowed
-    /// pairs of this world apply. Computed on all cores (one clone of the world per
-    /// block of rows, nothing shared mutably); answers in input order; `self` is not
+    /// pairs of this world apply. Computed on all cores (the world shared read-only, one
+    /// [`ScenarioState`] per thread); answers in input order; `self` is not
     /// changed. Refused, naming the first problem: unknown, missing or repeated names,
     /// `positions.len()` not a multiple of the row length, a non-finite position (with its
     /// row index).
@@ -59,45 +60,49 @@ impl World {
             });
         }
         let rows = positions.len() / n;
-        let blocks = rayon::current_num_threads().max(1) * 2;
-        let per_block = rows.div_ceil(blocks).max(1);
+        let per = rows
+            .div_ceil(8 * rayon::current_num_threads().max(1))
+            .max(1);
+        let base: Vec<Vec<f64>> = robots
+            .iter()
+            .map(|&o| self.scenario.joint_positions(o).to_vec())
+            .collect();
+        // One state per thread (the world itself is shared read-only).
         let answers = positions
-            .par_chunks(per_block * n)
-            .map(|block| -> Result<Vec<StateAnswer>, SceneError> {
-                let mut w = self.clone();
-                let mut qs: Vec<Vec<f64>> = robots
-                    .iter()
-                    .map(|&o| w.scenario.joint_positions(o).to_vec())
-                    .collect();
-                let mut out = Vec::with_capacity(block.len() / n);
-                for row in block.chunks_exact(n) {
-                    for (&(slot, d), &v) in cols.iter().zip(row) {
-                        qs[slot][d] = v;
+            .par_chunks(per * n)
+            .map_init(
+                || (self.new_state(), base.clone()),
+                |(st, qs), block| -> Result<Vec<StateAnswer>, SceneError> {
+                    let mut out = Vec::with_capacity(block.len() / n);
+                    for row in block.chunks_exact(n) {
+                        for (&(slot, d), &v) in cols.iter().zip(row) {
+                            qs[slot][d] = v;
+                        }
+                        for (&o, q) in robots.iter().zip(qs.iter()) {
+                            self.scenario.set_joint_positions_with(st, o, q)?;
+                        }
+                        out.push(self.state_answer(st, with_distance));
                     }
-                    for (&o, q) in robots.iter().zip(&qs) {
-                        w.scenario.set_joint_positions(o, q)?;
-                    }
-                    out.push(w.state_answer(with_distance));
-                }
-                Ok(out)
-            })
+                    Ok(out)
+                },
+            )
             .collect::<Result<Vec<_>, _>>()?;
         Ok(answers.into_iter().flatten().collect())
     }
 
     /// Collision and (optionally) padded minimum distance over every body at the current
     /// configuration.
-    fn state_answer(&mut self, with_distance: bool) -> StateAnswer {
+    fn state_answer(&self, st: &mut ScenarioState, with_distance: bool) -> StateAnswer {
         let all = Selection::all();
         let colliding = self
-            .check_collision(&all, &all, super::ContactMode::First)
+            .check_collision_with(st, &all, &all, super::ContactMode::First)
             .colliding;
         let distance = if !with_distance {
             f64::NAN
         } else if colliding {
             0.0
         } else {
-            self.min_distance(&all, &all, 0.0, 0.0)
+            self.min_distance_with(st, &all, &all, 0.0, 0.0)
                 .map_or(f64::INFINITY, |r| r.distance)
         };
         StateAnswer {

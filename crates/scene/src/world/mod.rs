@@ -30,6 +30,7 @@ use crate::object::Object;
 use crate::options::QueryOptions;
 use crate::scenario::{pair_slot, BodyId, PairHit, PairRules, Scenario};
 use crate::spec::LoadedScene;
+use crate::state::ScenarioState;
 
 /// Largest padding accepted (m).
 pub const MAX_PADDING: f64 = 1.0;
@@ -93,7 +94,7 @@ pub struct World {
     q_buf: Vec<f64>,
 }
 
-// The node shares worlds between threads and `check_states` clones one per worker.
+// The node shares worlds between threads; `check_states` shares one among its workers.
 const _: fn() = || {
     fn send_sync_clone<T: Send + Sync + Clone>() {}
     send_sync_clone::<World>();
@@ -127,6 +128,12 @@ impl World {
     /// The scenario (objects, current poses, collision matrix).
     pub fn scenario(&self) -> &Scenario {
         &self.scenario
+    }
+
+    /// A state for queries from another thread (`*_with`): a copy of the world's current
+    /// configuration.
+    pub fn new_state(&self) -> ScenarioState {
+        self.scenario.new_state()
     }
 
     /// The query options (from the scene file).

@@ -4,6 +4,7 @@ use rpq_proximity::DistanceRequest;
 
 use super::{Selection, World};
 use crate::scenario::{BodyId, ContactQuery, DistanceReport, PairHit};
+use crate::state::ScenarioState;
 
 /// What a collision query reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,8 +72,36 @@ impl World {
         b: &Selection,
         mode: ContactMode,
     ) -> CollisionAnswer {
+        let mut hits = std::mem::take(&mut self.hits);
+        let mut st = self.scenario.take_state();
+        let r = self.collision_in(&mut st, &mut hits, a, b, mode);
+        self.scenario.put_state(st);
+        self.hits = hits;
+        r
+    }
+
+    /// [`World::check_collision`] at the configuration of `state` (a state of this world's
+    /// scenario, [`World::new_state`]); `&self`, so threads can share the world.
+    pub fn check_collision_with(
+        &self,
+        state: &mut ScenarioState,
+        a: &Selection,
+        b: &Selection,
+        mode: ContactMode,
+    ) -> CollisionAnswer {
+        self.collision_in(state, &mut Vec::new(), a, b, mode)
+    }
+
+    fn collision_in(
+        &self,
+        st: &mut ScenarioState,
+        hits: &mut Vec<PairHit>,
+        a: &Selection,
+        b: &Selection,
+        mode: ContactMode,
+    ) -> CollisionAnswer {
         if mode == ContactMode::First && a.is_all() && b.is_all() && self.rules.is_plain() {
-            let r = self.scenario.collide(&self.options);
+            let r = self.scenario.collide_with(st, &self.options);
             return CollisionAnswer {
                 colliding: r.colliding,
                 pairs: first_pair(r.pair),
@@ -84,7 +113,7 @@ impl World {
             triangles: mode == ContactMode::AllPairsWithTriangles,
             distances: false,
         };
-        let (first, mut hits) = self.contact(a, b, &q);
+        let first = self.contact(st, hits, a, b, &q);
         let pairs = if q.all {
             hits.drain(..)
                 .map(|h| BodyPairContact {
@@ -96,7 +125,6 @@ impl World {
         } else {
             first_pair(first)
         };
-        self.hits = hits;
         CollisionAnswer {
             colliding: first.is_some(),
             pairs,
@@ -104,19 +132,20 @@ impl World {
     }
 
     /// Runs the scenario's contact loop with this world's rules; returns the first pair
-    /// and the pairs found (sorted) in the reused buffer, which the caller puts back.
+    /// and leaves the pairs found (sorted) in `hits`.
     fn contact(
-        &mut self,
+        &self,
+        st: &mut ScenarioState,
+        hits: &mut Vec<PairHit>,
         a: &Selection,
         b: &Selection,
         q: &ContactQuery,
-    ) -> (Option<(BodyId, BodyId)>, Vec<PairHit>) {
-        let mut hits = std::mem::take(&mut self.hits);
+    ) -> Option<(BodyId, BodyId)> {
         hits.clear();
         let rules = self.rules.pair_rules(a, b);
-        let r = self.scenario.contact(&self.options, &rules, q, &mut hits);
+        let r = self.scenario.contact(st, &self.options, &rules, q, hits);
         hits.sort_unstable_by_key(|h| (h.a, h.b));
-        (r.pair, hits)
+        r.pair
     }
 
     /// Minimum distance over the same pairs as [`World::check_collision`] (run-time
@@ -131,17 +160,32 @@ impl World {
         rel_err: f64,
         abs_err: f64,
     ) -> Option<DistanceReport> {
+        let mut st = self.scenario.take_state();
+        let r = self.min_distance_with(&mut st, a, b, rel_err, abs_err);
+        self.scenario.put_state(st);
+        r
+    }
+
+    /// [`World::min_distance`] at the configuration of `state`.
+    pub fn min_distance_with(
+        &self,
+        state: &mut ScenarioState,
+        a: &Selection,
+        b: &Selection,
+        rel_err: f64,
+        abs_err: f64,
+    ) -> Option<DistanceReport> {
         let req = DistanceRequest {
             rel_err,
             abs_err,
             ..DistanceRequest::default()
         };
         if a.is_all() && b.is_all() && self.rules.is_plain() && req == DistanceRequest::default() {
-            return self.scenario.min_distance(&self.options);
+            return self.scenario.min_distance_with(state, &self.options);
         }
         let rules = self.rules.pair_rules(a, b);
         self.scenario
-            .min_distance_ruled(&self.options, &rules, &req)
+            .min_distance_ruled(state, &self.options, &rules, &req)
     }
 
     /// Is any pair (as in [`World::check_collision`], run-time allowed pairs skipped)
@@ -151,6 +195,35 @@ impl World {
     /// at the first one found (listed with its exact padded distance).
     pub fn check_tolerance(
         &mut self,
+        tolerance: f64,
+        a: &Selection,
+        b: &Selection,
+        per_pair: bool,
+    ) -> ToleranceAnswer {
+        let mut hits = std::mem::take(&mut self.hits);
+        let mut st = self.scenario.take_state();
+        let r = self.tolerance_in(&mut st, &mut hits, tolerance, a, b, per_pair);
+        self.scenario.put_state(st);
+        self.hits = hits;
+        r
+    }
+
+    /// [`World::check_tolerance`] at the configuration of `state`.
+    pub fn check_tolerance_with(
+        &self,
+        state: &mut ScenarioState,
+        tolerance: f64,
+        a: &Selection,
+        b: &Selection,
+        per_pair: bool,
+    ) -> ToleranceAnswer {
+        self.tolerance_in(state, &mut Vec::new(), tolerance, a, b, per_pair)
+    }
+
+    fn tolerance_in(
+        &self,
+        st: &mut ScenarioState,
+        hits: &mut Vec<PairHit>,
         tolerance: f64,
         a: &Selection,
         b: &Selection,
@@ -167,7 +240,7 @@ impl World {
             triangles: false,
             distances: per_pair,
         };
-        let (first, mut hits) = self.contact(a, b, &q);
+        let first = self.contact(st, hits, a, b, &q);
         let mut pairs: Vec<TolerancePair> = Vec::new();
         if per_pair {
             pairs.extend(hits.iter().map(|h| TolerancePair {
@@ -178,7 +251,7 @@ impl World {
         } else if let Some((x, y)) = first {
             let d = self
                 .scenario
-                .body_distance(x, y)
+                .body_distance_with(st, x, y)
                 .map_or(0.0, |r| r.distance);
             pairs.push(TolerancePair {
                 a: x,
@@ -187,7 +260,6 @@ impl World {
             });
         }
         hits.clear();
-        self.hits = hits;
         ToleranceAnswer {
             closer: first.is_some(),
             pairs,

@@ -40,6 +40,20 @@ pub enum SimError {
         /// Number of values received.
         got: usize,
     },
+    /// A command was already older than the timeout when it arrived (queued during a stall).
+    #[error(
+        "{what} is stale: sent {:.1} ms before it was read, more than the timeout of {:.1} ms",
+        age * 1e3,
+        timeout * 1e3
+    )]
+    Stale {
+        /// Which command.
+        what: String,
+        /// How long before its arrival it was sent [s].
+        age: f64,
+        /// The timeout [s].
+        timeout: f64,
+    },
     /// A value is NaN or infinite.
     #[error("{what} for joint `{joint}` is {value}, not a finite number")]
     NotFinite {

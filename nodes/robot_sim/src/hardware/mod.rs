@@ -19,7 +19,12 @@
 //!   becomes zero while the other joints go on; the event is recorded in [`Status::last_error`]
 //!   and [`Status::at_limit`]. Velocities beyond the velocity limit are rejected. When the newest
 //!   valid velocity command is older than the timeout, the joints are integrated up to exactly
-//!   the timeout and then stop dead (zero velocity, [`Status::holding`]), reason recorded.
+//!   the timeout and then stop dead (zero velocity, [`Status::holding`]), reason recorded. A
+//!   command's age counts from when it was *sent* when the caller knows it
+//!   ([`SimHardware::command_velocity_sent`]): a command already older than the timeout when it
+//!   arrives (queued during a stall) is rejected as stale, and a fresh one is in force for the
+//!   timeout minus its age, so a dead commander moves the robot for at most one timeout after
+//!   its last command was sent.
 //! * **Trajectories** are checked in full before they are accepted: names, lengths, finite
 //!   values, strictly increasing times, waypoints and the whole interpolated path within the
 //!   position and velocity limits, zero final velocity (unless allowed). They are then followed
@@ -138,8 +143,15 @@ pub struct Status {
 enum Active {
     Idle,
     Position,
-    Velocity { received: f64, timed_out: bool },
-    Trajectory { plan: Plan, finished: bool },
+    /// In force until `deadline` [s].
+    Velocity {
+        deadline: f64,
+        timed_out: bool,
+    },
+    Trajectory {
+        plan: Plan,
+        finished: bool,
+    },
 }
 
 /// The simulated robot hardware. See the [module documentation](self) for its behaviour.
@@ -286,16 +298,43 @@ impl SimHardware {
     /// joint order, each within its joint's velocity limit. It stays in force until the next
     /// accepted command or until it is `velocity_command_timeout_s` old.
     pub fn command_velocity(&mut self, velocities: &[f64], now: f64) -> Result<(), SimError> {
-        let checked = self
-            .begin_command(now)
-            .and_then(|t| self.check_velocities(velocities).map(|_| t));
-        let t = match checked {
-            Ok(t) => t,
+        self.command_velocity_sent(velocities, now, 0.0)
+    }
+
+    /// [`SimHardware::command_velocity`] for a command that was sent `age` seconds before
+    /// `now` (its transport delay, or how long it waited in a queue; ≥ 0): it stays in force
+    /// until it is `velocity_command_timeout_s` old counted from when it was sent, and is
+    /// rejected as stale ([`SimError::Stale`]) if it already is.
+    pub fn command_velocity_sent(
+        &mut self,
+        velocities: &[f64],
+        now: f64,
+        age: f64,
+    ) -> Result<(), SimError> {
+        let timeout = self.config.velocity_command_timeout_s;
+        let checked = self.begin_command(now).and_then(|t| {
+            self.check_velocities(velocities)?;
+            let age = if age.is_finite() {
+                age.max(0.0)
+            } else {
+                f64::INFINITY
+            };
+            if age >= timeout {
+                return Err(SimError::Stale {
+                    what: "velocity command".into(),
+                    age,
+                    timeout,
+                });
+            }
+            Ok(t + timeout - age)
+        });
+        let deadline = match checked {
+            Ok(d) => d,
             Err(e) => return self.reject(e),
         };
         self.target.copy_from_slice(velocities);
         self.active = Active::Velocity {
-            received: t,
+            deadline,
             timed_out: false,
         };
         self.update_status();
@@ -458,11 +497,10 @@ impl SimHardware {
             Active::Idle => {}
             Active::Position => self.integrate(t0, t),
             &mut Active::Velocity {
-                received,
+                deadline,
                 timed_out,
             } => {
                 let timeout = self.config.velocity_command_timeout_s;
-                let deadline = received + timeout;
                 if deadline > t0 {
                     self.integrate(t0, t.min(deadline));
                 }
@@ -470,13 +508,15 @@ impl SimHardware {
                 let still_velocity = matches!(self.active, Active::Velocity { .. });
                 if t > deadline && !timed_out && still_velocity {
                     self.active = Active::Velocity {
-                        received,
+                        deadline,
                         timed_out: true,
                     };
                     self.state.velocities.fill(0.0);
+                    // (the same text every time: a commander that streams too slowly gives one
+                    // collapsed warning, not one per stop)
                     self.status.last_error = format!(
-                        "velocity command timed out: the last valid one, at {received} s, is \
-                         older than {timeout} s; stopped at {deadline} s"
+                        "velocity command timed out: no new valid command within {timeout} s of \
+                         the last one being sent; the joints stopped"
                     );
                 }
             }

@@ -218,6 +218,63 @@ fn stale_velocity_command_stops_within_one_period() {
     assert!(close(r.state().positions[0], 0.1 + 0.02, 1e-12));
 }
 
+/// Issue 15 item 5 / issue 12: a command counts its age from when it was sent. After a
+/// stall, commands queued during it are stale and rejected (the robot does not move); a fresh
+/// one is in force for the timeout minus its age, so the robot moves at most one timeout after
+/// the last command was sent, whenever it arrived.
+#[test]
+fn velocity_commands_age_from_when_they_were_sent() {
+    let timeout = 0.002;
+    let cfg = SimConfig {
+        update_rate_hz: 500.0,
+        velocity_command_timeout_s: timeout,
+        ..SimConfig::default()
+    };
+    let mut r = robot(cfg.clone());
+    r.step(0.0);
+    let v = [0.5, 0.0, 0.0, 0.0, 0.0, 0.0];
+    // a stall of 0.1 s: 50 commands sent every 2 ms are read at once at t = 0.1
+    for k in 0..50 {
+        let age = 0.1 - k as f64 * 0.002;
+        let e = r.command_velocity_sent(&v, 0.1, age);
+        if age >= timeout {
+            assert!(matches!(e, Err(SimError::Stale { .. })), "age {age}: {e:?}");
+        }
+    }
+    assert_eq!(r.status().rejected_commands, 50);
+    assert!(
+        r.status().last_error.contains("stale"),
+        "{}",
+        r.status().last_error
+    );
+    r.step(0.2);
+    assert_eq!(
+        r.state().positions[0],
+        0.0,
+        "the flushed queue moved the robot"
+    );
+    // a command 0.5 ms in transit runs for the 1.5 ms left of its 2 ms
+    r.command_velocity_sent(&v, 0.3, 0.0005).unwrap();
+    r.step(0.31);
+    assert!(close(r.state().positions[0], 0.5 * 0.0015, 1e-15));
+    assert_eq!(r.state().velocities[0], 0.0);
+    assert!(r.status().last_error.contains("timed out"));
+    // a steady 1 kHz stream keeps it moving without a pause
+    let mut m = robot(cfg);
+    m.step(0.0);
+    for k in 0..100 {
+        let t = k as f64 * 0.001;
+        m.command_velocity_sent(&v, t + 0.0002, 0.0002).unwrap();
+    }
+    m.step(0.1);
+    assert!(
+        close(m.state().positions[0], 0.5 * (0.1 - 0.0002), 1e-12),
+        "{:?}",
+        m.state()
+    );
+    assert_eq!(m.state().velocities[0], 0.5);
+}
+
 #[test]
 fn timeout_stops_at_the_deadline_even_with_a_long_step() {
     let mut r = robot(SimConfig::default());

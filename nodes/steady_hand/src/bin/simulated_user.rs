@@ -10,10 +10,13 @@
 //! | interface | type | behaviour |
 //! |---|---|---|
 //! | sub `virtual_fixture` | `rpq_interfaces/VirtualFixture` | what the user sees: direction `D[:,0]`, error `u / error_gain` |
-//! | pub `wrench` | `geometry_msgs/WrenchStamped` | at `publish_rate`, in `frame_id`, until `duration` (0: forever); turns round every `reverse_period` (0: never) |
+//! | sub `controller_status` | `rpq_interfaces/AdmittanceStatus` | while `rearm_required`, the user lets go for `model.reaction_delay` |
+//! | pub `wrench` | `geometry_msgs/WrenchStamped` | at `publish_rate`, in `frame_id`, until `duration` (0: forever) |
 //!
 //! The cooperative user applies forces only (translation tasks); without a fixture it pushes
-//! along `direction_hint`.
+//! along `direction_hint`. When the controller stops on a stale input and waits to be re-armed,
+//! the user lets go (zero wrench) for the reaction delay, which re-arms it (hands off), then
+//! pushes again.
 
 use std::error::Error;
 use std::pin::pin;
@@ -22,7 +25,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use nalgebra::Vector6;
-use rpq_ros::interfaces::rpq_interfaces::msg::VirtualFixture;
+use rpq_ros::interfaces::rpq_interfaces::msg::{AdmittanceStatus, VirtualFixture};
 use rpq_ros::msg::geometry_msgs::{Vector3 as RosVector3, Wrench, WrenchStamped};
 use rpq_ros::msg::std_msgs::Header;
 use rpq_ros::run::NodeStart;
@@ -50,12 +53,21 @@ async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
     let frame_id = p.frame_id.clone();
     let duration = p.duration;
     let push = p.model.push;
-    let reverse_period = p.reverse_period;
-    let mut next_reverse = reverse_period;
+    let reaction = p.model.reaction_delay.max(dt);
 
     let pub_w = node.publisher::<WrenchStamped>(settings::WRENCH_TOPIC, qos::default())?;
     let fx_sub = node.subscription::<VirtualFixture>(settings::FIXTURE_TOPIC, qos::default())?;
     let mut fixtures = pin!(fx_sub.async_stream());
+    let status_sub = (!p.controller_status.is_empty())
+        .then(|| node.subscription::<AdmittanceStatus>(&p.controller_status, qos::default()))
+        .transpose()?;
+    // without a status topic: a stream that never yields
+    let mut statuses = pin!(match &status_sub {
+        Some(sub) => sub.async_stream().left_stream(),
+        None => futures::stream::pending().right_stream(),
+    });
+    // hands off until this time (the controller asked to be re-armed)
+    let mut release_until = f64::NEG_INFINITY;
     let mut tick = interval(Duration::from_secs_f64(dt));
     tick.set_missed_tick_behavior(MissedTickBehavior::Skip);
     let mut obs = Observation {
@@ -90,12 +102,8 @@ async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
                     user.prime(obs);
                     primed = true;
                 }
-                if reverse_period > 0.0 && clock.seconds() >= next_reverse {
-                    // turn round: later fixtures are followed the other way
-                    obs.intended = -obs.intended;
-                    next_reverse += reverse_period;
-                }
                 let f = if autonomous { autonomous_force(&obs.intended, push) } else { user.step(obs, dt) };
+                let f = if clock.seconds() < release_until { nalgebra::Vector6::zeros() } else { f };
                 let msg = WrenchStamped {
                     header: Header { stamp: clock.now(), frame_id: frame_id.clone() },
                     wrench: Wrench {
@@ -107,6 +115,12 @@ async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
                     ros_warn!(log, "cannot publish the wrench: {e}");
                 }
             }
+            item = statuses.next() => if let Some(Ok((st, _))) = item {
+                if st.rearm_required && clock.seconds() >= release_until + reaction {
+                    ros_info!(log, "the controller stopped ({}): letting go for {reaction} s", st.reason);
+                    release_until = clock.seconds() + reaction;
+                }
+            },
             item = fixtures.next() => match item {
                 Some(Ok((msg, _))) => match fixture_from_msg(&msg) {
                     Ok(fx) => {

@@ -58,11 +58,11 @@ async fn run() -> Result<(), Box<dyn Error>> {
         .arg(format!("robot_description_file:={}", urdf.display()))
         .args([
             "-p",
-            "force_deadband:=0.0",
+            "shaping.force_deadband:=0.0",
             "-p",
-            "max_linear_acceleration:=1e9",
+            "limits.max_linear_acceleration:=1e9",
             "-p",
-            "max_angular_acceleration:=1e9",
+            "limits.max_angular_acceleration:=1e9",
         ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -92,8 +92,10 @@ async fn run() -> Result<(), Box<dyn Error>> {
             ..Default::default()
         },
         wrench: Wrench {
+            // a force of its own for every wrench, so its command is told from the controller's
+            // repeats of the previous one
             force: Vector3 {
-                x: 1.0 + (k % 7) as f64 * 0.1,
+                x: 1.0 + (k % 1000) as f64 * 1e-3,
                 y: 0.5,
                 z: 0.0,
             },
@@ -117,6 +119,7 @@ async fn run() -> Result<(), Box<dyn Error>> {
     }
     let mut lat = Vec::with_capacity(count);
     let mut peer = Vec::with_capacity(count);
+    let mut last_data: Vec<f64> = Vec::new();
     let mut last_js = Instant::now();
     for k in 0..count {
         if last_js.elapsed() > Duration::from_millis(5) {
@@ -124,12 +127,24 @@ async fn run() -> Result<(), Box<dyn Error>> {
             last_js = Instant::now();
         }
         // drain anything pending
-        while let Ok(Some(_)) = timeout(Duration::from_micros(1), cmds.next()).await {}
+        while let Ok(Some(Ok((c, _)))) = timeout(Duration::from_micros(1), cmds.next()).await {
+            last_data = c.data;
+        }
         let t = Instant::now();
         wrench_pub.publish(wrench(k + 1))?;
-        match timeout(Duration::from_millis(200), cmds.next()).await {
-            Ok(Some(Ok(_))) => lat.push(t.elapsed().as_secs_f64()),
-            _ => eprintln!("lost command {k}"),
+        // the first command that differs from the last one (the controller also repeats its
+        // command every period)
+        let mut got = false;
+        while let Ok(Some(Ok((c, _)))) = timeout(Duration::from_millis(200), cmds.next()).await {
+            if c.data != last_data {
+                lat.push(t.elapsed().as_secs_f64());
+                last_data = c.data;
+                got = true;
+                break;
+            }
+        }
+        if !got {
+            eprintln!("lost command {k}");
         }
         let t = Instant::now();
         echo_pub.publish(Float64MultiArray {

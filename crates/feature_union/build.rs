@@ -1,0 +1,2 @@
+//! Empty: the crate exists for its build-dependencies' features (see Cargo.toml).
+fn main() {}

@@ -1,0 +1,268 @@
+use nalgebra::{Point3, Vector3};
+use rpq_base::SplitMix64;
+use rpq_kinematics::TriMesh;
+use rpq_surgery::phantom::{cranium_phantom, PhantomSpec};
+use rpq_surgery::{DistanceProbe, Protection, ProtectionKind, ProtectionSet};
+
+use super::*;
+use crate::motion_filter::ToolMotionFilter;
+
+/// A coarse phantom (closed bone shell, 19 × 15 × 17 cm) at the origin.
+fn skull() -> Protection {
+    let spec = PhantomSpec {
+        cells: 10,
+        ..PhantomSpec::default()
+    };
+    let mesh = cranium_phantom(&spec).unwrap();
+    Protection::from_mesh(
+        "patient",
+        ProtectionKind::Patient,
+        &mesh,
+        Isometry3::identity(),
+    )
+    .unwrap()
+}
+
+/// An open square sheet at height `z` (normal up), half-size `h`.
+fn sheet(name: &str, z: f64, h: f64) -> Protection {
+    let mesh = TriMesh::new(
+        vec![
+            Point3::new(-h, -h, z),
+            Point3::new(h, -h, z),
+            Point3::new(h, h, z),
+            Point3::new(-h, h, z),
+        ],
+        vec![[0, 1, 2], [0, 2, 3]],
+    )
+    .unwrap();
+    Protection::from_mesh(name, ProtectionKind::Shield, &mesh, Isometry3::identity()).unwrap()
+}
+
+/// The tool's true motion under the filter, with the delays of a DDS loop within the filter's
+/// contract (measurement age + time a command is in force <= lookahead): the filter sees the
+/// position of 0-2 periods ago and each command is realised for 1-5 periods (a late next
+/// command, the driver's timeout), 14 ms at most of the 20 ms lookahead. Returns (periods in contact, smallest segment distance to
+/// each protection of `check` minus the tool radius, largest command change).
+fn drive(
+    filter: &mut ProtectionFilter,
+    check: &ProtectionSet,
+    start: Point3<f64>,
+    seconds: f64,
+    seed: u64,
+    mid_run: Option<(f64, ProtectionSet)>,
+) -> (u64, f64, f64) {
+    let dt = 0.002;
+    let r = filter.cfg.radius;
+    let mut rng = SplitMix64::new(seed);
+    let mut history = [start; 3];
+    let mut p = start;
+    let mut probe = DistanceProbe::new();
+    let mut contacts = 0;
+    let mut worst = f64::INFINITY;
+    let mut last = Vector3::zeros();
+    let mut max_change: f64 = 0.0;
+    let mut push = Vector3::zeros();
+    let mut mid_run = mid_run;
+    let mut t = 0.0;
+    while t < seconds {
+        if mid_run.as_ref().is_some_and(|(at, _)| t >= *at) {
+            let (_, set) = mid_run.take().unwrap();
+            filter.inbox().submit(set);
+        }
+        if rng.uniform() < 0.02 {
+            // a new deliberate push: mostly toward the skull's centre
+            let toward = -p.coords.normalize();
+            let random = Vector3::new(rng.normal(), rng.normal(), rng.normal());
+            push = (toward * rng.range(0.0, 1.5) + random * 0.5) * rng.range(0.005, 0.06);
+        }
+        let tremor = Vector3::new(rng.normal(), rng.normal(), rng.normal()) * 0.002;
+        // the law's speed limit (the scenario's is 20 mm/s): the margin covers what the tool
+        // moves while its measurement ages (2 periods at 30 mm/s: 0.12 mm < 0.2 mm)
+        let v = (push + tremor).cap_magnitude(0.03);
+        let seen = history[rng.below(3) as usize];
+        let out = filter.filter(&seen, &v, dt);
+        contacts += u64::from(out.contact);
+        max_change = max_change.max((out.linear_velocity - last).norm());
+        last = out.linear_velocity;
+        let periods = 1 + rng.below(5);
+        let next = p + out.linear_velocity * dt * periods as f64;
+        for prot in check.items() {
+            let da = probe.point_distance(prot, &p);
+            let db = probe.point_distance(prot, &next);
+            worst = worst.min(probe.segment_distance(prot, &p, &next, da, db, r) - r);
+        }
+        p = next;
+        history.rotate_right(1);
+        history[0] = p;
+        t += dt * periods as f64;
+    }
+    (contacts, worst, max_change)
+}
+
+fn config() -> ProtectionConfig {
+    ProtectionConfig {
+        radius: 0.0015,
+        margin: 0.0002,
+        lookahead: 0.02,
+        ..ProtectionConfig::default()
+    }
+}
+
+#[test]
+fn the_tool_never_enters_a_protection_mesh() {
+    let set = ProtectionSet::new()
+        .with(skull())
+        .with(sheet("shelf", 0.093, 0.02));
+    let mut total_contacts = 0;
+    for seed in 1..=6 {
+        let mut f = ProtectionFilter::new(config(), Some(set.clone())).unwrap();
+        // start 5 mm above the skull's top, beside the shelf
+        let start = Point3::new(0.03, 0.0, 0.09);
+        let (contacts, worst, _) = drive(&mut f, &set, start, 6.0, seed, None);
+        assert!(
+            worst >= 0.0,
+            "seed {seed}: the bit came {:.4} mm into a protection",
+            -worst * 1e3
+        );
+        total_contacts += contacts;
+    }
+    // the test only means something if the tool was pushed into the protections a lot
+    assert!(
+        total_contacts > 1000,
+        "only {total_contacts} periods in contact"
+    );
+}
+
+#[test]
+fn a_set_loaded_at_run_time_acts_at_once_and_without_a_jump() {
+    let before = ProtectionSet::new().with(skull());
+    let after = before.clone().with(sheet("lid", 0.1, 0.05));
+    for seed in 11..=14 {
+        let mut f = ProtectionFilter::new(config(), Some(before.clone())).unwrap();
+        let start = Point3::new(0.0, 0.0, 0.106);
+        // from 1 s on the lid must hold: checked against the whole run after the load
+        let (_, worst_before, _) = drive(&mut f, &before, start, 1.0, seed, None);
+        assert!(worst_before >= 0.0);
+        let inbox = f.inbox();
+        let (contacts, worst, _) = drive(
+            &mut f,
+            &after,
+            start,
+            4.0,
+            seed + 100,
+            Some((0.0, after.clone())),
+        );
+        assert_eq!(inbox.loaded(), 1, "seed {seed}");
+        assert!(
+            worst >= 0.0,
+            "seed {seed}: {:.4} mm into the lid",
+            -worst * 1e3
+        );
+        assert!(contacts > 0, "seed {seed}: the lid was never touched");
+    }
+    // no jump: a steady command sliding along a sheet that goes away blends out over `blend`
+    let shelf = ProtectionSet::new().with(sheet("floor", 0.0, 0.5));
+    let mut f = ProtectionFilter::new(config(), Some(shelf)).unwrap();
+    let p = Point3::new(0.0, 0.0, 0.0017 + 1e-6);
+    let v = Vector3::new(0.01, 0.0, -0.02);
+    let held = f.filter(&p, &v, 0.002).linear_velocity;
+    assert!(held.z.abs() < 1e-6, "{held}");
+    f.inbox()
+        .submit(ProtectionSet::new().with(sheet("far", -1.0, 0.5)));
+    let mut last = held;
+    let mut max_step: f64 = 0.0;
+    for _ in 0..100 {
+        let out = f.filter(&p, &v, 0.002).linear_velocity;
+        max_step = max_step.max((out - last).norm());
+        last = out;
+    }
+    assert!((last - v).norm() < 1e-9, "{last}");
+    // 0.02 m/s removed over 0.1 s in 2 ms periods: 0.4 mm/s per period
+    assert!(max_step <= 0.02 * 0.002 / 0.1 + 1e-9, "{max_step}");
+}
+
+#[test]
+fn no_motion_without_protections_and_no_load_over_the_tool() {
+    let mut f = ProtectionFilter::new(config(), None).unwrap();
+    let p = Point3::new(0.0, 0.0, 0.0005);
+    let v = Vector3::new(0.01, 0.0, 0.0);
+    let out = f.filter(&p, &v, 0.002);
+    assert_eq!(out.linear_velocity, Vector3::zeros());
+    assert!(out.note.contains("waiting"));
+    // a floor loaded under the bit (0.5 mm < radius): it waits until the tool is clear
+    let inbox = f.inbox();
+    inbox.submit(ProtectionSet::new().with(sheet("floor", 0.0, 0.5)));
+    let out = f.filter(&p, &v, 0.002);
+    assert_eq!(out.linear_velocity, Vector3::zeros());
+    assert_eq!(inbox.loaded(), 0);
+    assert!(inbox.waiting().unwrap().contains("overlaps 'floor'"));
+    // lifted clear: loaded, blended in from rest
+    let up = Point3::new(0.0, 0.0, 0.01);
+    let out = f.filter(&up, &v, 0.002);
+    assert_eq!(inbox.loaded(), 1);
+    assert!(inbox.waiting().is_none());
+    assert!(
+        out.linear_velocity.norm() < 0.01 * 0.03,
+        "{}",
+        out.linear_velocity
+    );
+    // non-finite input: no motion
+    let out = f.filter(&up, &Vector3::new(f64::NAN, 0.0, 0.0), 0.002);
+    assert_eq!(out.linear_velocity, Vector3::zeros());
+    // bad settings are refused
+    for bad in [
+        ProtectionConfig {
+            radius: -1.0,
+            ..config()
+        },
+        ProtectionConfig {
+            margin: f64::NAN,
+            ..config()
+        },
+        ProtectionConfig {
+            lookahead: 5.0,
+            ..config()
+        },
+        ProtectionConfig {
+            skin: 0.0,
+            ..config()
+        },
+    ] {
+        assert!(ProtectionFilter::new(bad, None).is_err(), "{bad:?}");
+    }
+}
+
+#[test]
+fn stl_protections_are_read_only_inside_their_directory() {
+    let dir = std::env::temp_dir().join(format!("rpq_protection_filter_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mesh = TriMesh::new(
+        vec![
+            Point3::new(0.0, 0.0, 0.0),
+            Point3::new(0.1, 0.0, 0.0),
+            Point3::new(0.0, 0.1, 0.0),
+        ],
+        vec![[0, 1, 2]],
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("shield_a.stl"),
+        rpq_surgery::stl::to_binary_stl(&mesh),
+    )
+    .unwrap();
+    let d = dir.to_str().unwrap();
+    let set = load_stl_protections(d, &["shield_a.stl".to_string()], 1 << 20).unwrap();
+    assert_eq!(set.len(), 1);
+    assert_eq!(set.items()[0].name, "shield_a");
+    assert_eq!(set.items()[0].kind, ProtectionKind::Shield);
+    for bad in ["../shield_a.stl", "/etc/passwd", "missing.stl"] {
+        let e = load_stl_protections(d, &[bad.to_string()], 1 << 20).unwrap_err();
+        assert!(e.contains(bad), "{e}");
+    }
+    assert!(load_stl_protections(d, &["shield_a.stl".to_string()], 10).is_err());
+    let e = protection_from_parts("x", ProtectionKind::Other, mesh.vertices.clone(), &[0, 1])
+        .unwrap_err();
+    assert!(e.contains("multiple of 3"), "{e}");
+    assert!(protection_from_parts("x", ProtectionKind::Other, mesh.vertices, &[0, 1, 7]).is_err());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,0 +1,6 @@
+//! Generates the node's parameter declarations, typed struct and documented parameter file from
+//! its one definition, `params/virtual_protection.yaml` (see `rpq_param_gen`).
+
+fn main() {
+    rpq_param_gen::build(&["params/virtual_protection.yaml"]);
+}
