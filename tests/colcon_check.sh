@@ -30,8 +30,11 @@
 #   RPQ_COLCON_CACHE  work directory (default target/colcon-cache): the workspace's build/ stays
 #                     there between runs, so a rerun only rebuilds what changed
 #   ROS_DOMAIN_ID     domain of the DDS checks (default 0)
-#   RPQ_COLCON_SHARE_DEPS  1 (default): the colcon build reuses the dependencies compiled in the
-#                     checkout's cargo build directory (target/); 0: its own in the cache
+#   RPQ_COLCON_SHARE_DEPS  0 (default): the colcon build has its own cargo build directory in the
+#                     cache; 1: it shares the checkout's (target/) and reuses what the release
+#                     build compiled — faster, but where a package alone still gets other features
+#                     it leaves a second variant of a crate in target/release/deps, and the
+#                     workspace's doc tests then fail with E0460 (for local experiments only)
 #   RPQ_COLCON_NO_DDS=1  skip step 5 (then it may run outside the namespace)
 # Exit status: 0 all checks passed, 1 a check failed, 2 cannot run here.
 set -euo pipefail
@@ -110,7 +113,7 @@ export ROS_HOME=$cache/ros_home ROS_LOG_DIR=$cache/ros_home/log
 # The checkout's own cargo build directory (where tests/run_all.sh's release build put the
 # compiled dependencies), read before the variables below are dropped; see build_dir.
 repo_build_dir=
-if [ "${RPQ_COLCON_SHARE_DEPS:-1}" = 1 ]; then
+if [ "${RPQ_COLCON_SHARE_DEPS:-0}" = 1 ]; then
   repo_build_dir=$(cd "$repo" && cargo metadata --no-deps --format-version 1 --offline 2>/dev/null |
     "$py" -c 'import json, sys; m = json.load(sys.stdin); print(m.get("build_directory") or m["target_directory"])') ||
     repo_build_dir=
@@ -157,8 +160,8 @@ say "$(grep -c '^f' "$logs/checkout.before") files copied"
 # One difference, for speed only: colcon-ros-cargo gives every package its own cargo target
 # directory (build/<pkg>), so a user's first build compiles ros2-client once per node package.
 # Here cargo's build-dir (intermediate artifacts; the binaries still land in build/<pkg>) is one
-# directory for all packages: the checkout's own build directory (RPQ_COLCON_SHARE_DEPS=1, the
-# default), so what the release build of the checkout compiled just before (tests/run_all.sh) is
+# directory for all packages, kept in the cache; or (RPQ_COLCON_SHARE_DEPS=1, not the default: see
+# the header) the checkout's own build directory, so what the release build compiled just before is
 # reused rather than compiled a second time: the copy's files keep their mtimes, cargo hashes path
 # packages relative to the workspace root, and crates/feature_union gives a package built alone
 # the workspace's feature set. With RPQ_COLCON_SHARE_DEPS=0: one directory kept in the cache (the
@@ -225,11 +228,10 @@ printf '%s\n' "$ws" >"$ws/build/.rpq_ws_path"
 colcon_build "$logs/colcon-build.log" "${underlay_env[@]}"
 grep -E '^(Finished|Summary)' "$logs/colcon-build.log" || true
 say "build/ was $([ "$rebuilt_from_scratch" = yes ] && echo empty: a fresh build || echo kept: an incremental build)"
-# Third-party crates this build compiled (not reused from the shared build directory). With the
-# checkout's build directory (RPQ_COLCON_SHARE_DEPS=1) after tests/run_all.sh's release build this
-# should be none: more means a package alone gets other features than the workspace build, i.e.
-# crates/feature_union is out of step (it lists the union; add the crates named here).
-if [ -d "$build_dir/release/.fingerprint" ]; then
+# With the checkout's build directory (RPQ_COLCON_SHARE_DEPS=1): the third-party crates this build
+# compiled again. None is the aim; more means a package alone gets other features than the
+# workspace build, i.e. crates/feature_union is out of step (add the crates named here).
+if [ -n "$repo_build_dir" ] && [ -d "$build_dir/release/.fingerprint" ]; then
   own='^(rpq[_-]|robot[_-]sim|steady[_-]hand|hand[_-]teleop|proximity[_-]query|virtual[_-]protection|path[_-]shrinking)'
   third=$(find "$build_dir/release/.fingerprint" -mindepth 1 -maxdepth 1 -type d -newer "$logs/checkout.before" -printf '%f\n' |
     sed -E 's/-[0-9a-f]{16}$//' | grep -Ev "$own" | sort -u || true)

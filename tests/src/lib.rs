@@ -566,6 +566,46 @@ pub fn as_strings(value: &serde_yaml::Value) -> Vec<String> {
         .collect()
 }
 
+/// `path` (relative to the repository root) as a string, e.g. a scene file for a node parameter.
+pub fn repo_file(path: &str) -> String {
+    repo_root().join(path).display().to_string()
+}
+
+impl TestEnv {
+    /// Calls `service` (type `ty`, e.g. `rpq_interfaces/srv/MinDistance`) once per request
+    /// (flow-style YAML mappings, sent in order) with the rclpy peer, which gets `peer_args` too
+    /// (e.g. `["--timeout", "60"]`). Returns the responses in order; fails the test unless the
+    /// peer succeeded and every request was answered.
+    pub fn call_service(
+        &self,
+        service: &str,
+        ty: &str,
+        requests: &[String],
+        peer_args: &[&str],
+    ) -> Vec<serde_yaml::Value> {
+        let yaml = format!("[{}]", requests.join(", "));
+        let mut args = vec![
+            "call",
+            "--service",
+            service,
+            "--type",
+            ty,
+            "--requests-yaml",
+            &yaml,
+        ];
+        args.extend_from_slice(peer_args);
+        let out = self.run_peer("rclpy_peer.py", &args);
+        out.assert_ok(&format!("rclpy calls of {service}"));
+        let responses: Vec<serde_yaml::Value> = out
+            .records_of("response")
+            .into_iter()
+            .map(|r| r["response"].clone())
+            .collect();
+        assert_eq!(responses.len(), requests.len(), "{}", out.stdout);
+        responses
+    }
+}
+
 impl PeerOutput {
     /// The first record of `kind`; panics with the peer's output if there is none.
     pub fn record(&self, kind: &str) -> serde_yaml::Value {

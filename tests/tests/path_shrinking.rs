@@ -15,7 +15,7 @@ use rpq_pathshrink::program::{shrink_program, ProgramParams};
 use rpq_pathshrink::robot::{joint_program, scene_robots};
 use rpq_pathshrink::task::{demonstrate, SEED};
 use rpq_pathshrink::{Pose, WorkpiecePath};
-use rpq_tests::{bin, repo_root, spawn_robot_sim, NodeProcess, TestEnv};
+use rpq_tests::{bin, repo_file, repo_root, spawn_robot_sim, NodeProcess, TestEnv};
 use serde_yaml::Value;
 
 const READY: &str = "path_shrinking ready";
@@ -25,10 +25,7 @@ const SPEED: f64 = 0.2;
 const CONTACT_SPEED: f64 = 0.1;
 
 fn scene_file() -> String {
-    repo_root()
-        .join("config/puzzle.scene.yaml")
-        .display()
-        .to_string()
+    repo_file("config/puzzle.scene.yaml")
 }
 
 fn params() -> ProgramParams {
@@ -74,31 +71,8 @@ fn request(workpiece: &str, poses: &str, spans: &str, extra: &str) -> String {
 }
 
 fn call(env: &TestEnv, service: &str, ty: &str, requests: &[String]) -> Vec<Value> {
-    let yaml = format!("[{}]", requests.join(", "));
-    let out = env.run_peer(
-        "rclpy_peer.py",
-        &[
-            "--timeout",
-            "120",
-            "--attempt-timeout",
-            "60",
-            "call",
-            "--service",
-            service,
-            "--type",
-            ty,
-            "--requests-yaml",
-            &yaml,
-        ],
-    );
-    out.assert_ok(&format!("rclpy calls of {service}"));
-    let responses: Vec<Value> = out
-        .records_of("response")
-        .into_iter()
-        .map(|r| r["response"].clone())
-        .collect();
-    assert_eq!(responses.len(), requests.len(), "{}", out.stdout);
-    responses
+    let timeouts = ["--timeout", "120", "--attempt-timeout", "60"];
+    env.call_service(service, ty, requests, &timeouts)
 }
 
 fn f(v: &Value) -> f64 {

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use rpq_base::SplitMix64;
 use rpq_scene::{load_scene, ContactMode, Selection, World};
-use rpq_tests::{bin, repo_root, NodeProcess, PeerOutput, TestEnv};
+use rpq_tests::{bin, repo_file, repo_root, NodeProcess, PeerOutput, TestEnv};
 use serde_yaml::Value;
 
 const JOINTS: [&str; 6] = [
@@ -24,10 +24,7 @@ const READY: &str = "proximity_query ready";
 const VALID: &str = "distance stream valid";
 
 fn scene_file() -> String {
-    repo_root()
-        .join("config/rx60_pair.scene.yaml")
-        .display()
-        .to_string()
+    repo_file("config/rx60_pair.scene.yaml")
 }
 
 fn library() -> World {
@@ -139,29 +136,7 @@ fn echo(env: &TestEnv, topic: &str, ty: &str, count: u32, what: &str) -> PeerOut
 fn call(env: &TestEnv, service: &str, ty: &str, requests: &[String]) -> Vec<Value> {
     let service = format!("/proximity_query/{service}");
     let ty = format!("rpq_interfaces/srv/{ty}");
-    let yaml = format!("[{}]", requests.join(", "));
-    let out = env.run_peer(
-        "rclpy_peer.py",
-        &[
-            "call",
-            "--service",
-            &service,
-            "--type",
-            &ty,
-            "--requests-yaml",
-            &yaml,
-            "--timeout",
-            "40",
-        ],
-    );
-    out.assert_ok(&format!("rclpy calls of {service}"));
-    let responses: Vec<Value> = out
-        .records_of("response")
-        .into_iter()
-        .map(|r| r["response"].clone())
-        .collect();
-    assert_eq!(responses.len(), requests.len(), "{}", out.stdout);
-    responses
+    env.call_service(&service, &ty, requests, &["--timeout", "40"])
 }
 
 /// The items of a sequence value, each converted by `item`.

@@ -50,29 +50,7 @@ fn points_yaml(pts: &[Point3<f64>]) -> String {
 }
 
 fn call(env: &TestEnv, service: &str, ty: &str, requests: &[String]) -> Vec<Value> {
-    let yaml = format!("[{}]", requests.join(", "));
-    let out = env.run_peer(
-        "rclpy_peer.py",
-        &[
-            "call",
-            "--service",
-            service,
-            "--type",
-            ty,
-            "--requests-yaml",
-            &yaml,
-            "--timeout",
-            "60",
-        ],
-    );
-    out.assert_ok(&format!("rclpy calls of {service}"));
-    let r: Vec<Value> = out
-        .records_of("response")
-        .into_iter()
-        .map(|r| r["response"].clone())
-        .collect();
-    assert_eq!(r.len(), requests.len(), "{}", out.stdout);
-    r
+    env.call_service(service, ty, requests, &["--timeout", "60"])
 }
 
 fn echo(env: &TestEnv, topic: &str, ty: &str, qos: &str) -> PeerOutput {

@@ -57,15 +57,8 @@ pub fn start_joints(cfg: &ScenarioConfig, g: &Geometry) -> Option<Vec<f64>> {
     arm.solve_ik(&start, &-up, &[yaw, 0.5, 1.6, 0.0, 1.0, 0.0])
 }
 
-/// Percentiles 50 and 99 and the largest value.
-pub fn percentiles(mut v: Vec<f64>) -> [f64; 3] {
-    if v.is_empty() {
-        return [0.0; 3];
-    }
-    v.sort_by(|a, b| a.total_cmp(b));
-    let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
-    [at(0.5), at(0.99), v[v.len() - 1]]
-}
+/// Percentiles 50 and 99 and the largest value (the scenario's own summary statistic).
+pub use rpq_surgery::scenario::percentiles;
 
 /// One status line (see [`Monitor::status`]).
 #[derive(Clone, Debug, PartialEq)]

@@ -487,7 +487,8 @@ pub struct Report {
     pub geometry: Arc<Geometry>,
 }
 
-fn percentiles(mut v: Vec<f64>) -> [f64; 3] {
+/// Percentiles 50 and 99 and the largest value (zeros for no values).
+pub fn percentiles(mut v: Vec<f64>) -> [f64; 3] {
     if v.is_empty() {
         return [0.0; 3];
     }
