@@ -30,11 +30,6 @@
 #   RPQ_COLCON_CACHE  work directory (default target/colcon-cache): the workspace's build/ stays
 #                     there between runs, so a rerun only rebuilds what changed
 #   ROS_DOMAIN_ID     domain of the DDS checks (default 0)
-#   RPQ_COLCON_SHARE_DEPS  0 (default): the colcon build has its own cargo build directory in the
-#                     cache; 1: it shares the checkout's (target/) and reuses what the release
-#                     build compiled — faster, but where a package alone still gets other features
-#                     it leaves a second variant of a crate in target/release/deps, and the
-#                     workspace's doc tests then fail with E0460 (for local experiments only)
 #   RPQ_COLCON_NO_DDS=1  skip step 5 (then it may run outside the namespace)
 # Exit status: 0 all checks passed, 1 a check failed, 2 cannot run here.
 set -euo pipefail
@@ -110,14 +105,6 @@ done
 mkdir -p "$logs" "$src" "$cache/ros_home"
 # Every ROS program below logs here, not in ~/.ros.
 export ROS_HOME=$cache/ros_home ROS_LOG_DIR=$cache/ros_home/log
-# The checkout's own cargo build directory (where tests/run_all.sh's release build put the
-# compiled dependencies), read before the variables below are dropped; see build_dir.
-repo_build_dir=
-if [ "${RPQ_COLCON_SHARE_DEPS:-0}" = 1 ]; then
-  repo_build_dir=$(cd "$repo" && cargo metadata --no-deps --format-version 1 --offline 2>/dev/null |
-    "$py" -c 'import json, sys; m = json.load(sys.stdin); print(m.get("build_directory") or m["target_directory"])') ||
-    repo_build_dir=
-fi
 # Variables that would point the cargo builds elsewhere than a user's colcon build does.
 unset CARGO_TARGET_DIR CARGO_BUILD_TARGET_DIR CARGO_BUILD_TARGET
 say "venv $venv, workspace $ws, ROS_DOMAIN_ID $domain"
@@ -147,9 +134,7 @@ stage "copy the repository to ws/src/rpq-ros"
   done | tar --null -T - --format=posix -cf -) | tar -xf - -C "$src"
 # Keep every mtime to the nanosecond (posix tar format; the default format keeps whole seconds),
 # directories' too (build scripts watch directories with rerun-if-changed): cargo then sees
-# unchanged sources as fresh — in the shared build directory, the checkout's own release build is
-# reused as it is (cargo hashes path packages relative to the workspace root) — and a rerun
-# rebuilds only what changed.
+# unchanged sources as fresh and a rerun rebuilds only what changed.
 (cd "$src" && find . -mindepth 1 -type d -print0) | while IFS= read -r -d '' d; do
   touch -r "$repo/$d" "$src/$d"
 done
@@ -160,13 +145,11 @@ say "$(grep -c '^f' "$logs/checkout.before") files copied"
 # One difference, for speed only: colcon-ros-cargo gives every package its own cargo target
 # directory (build/<pkg>), so a user's first build compiles ros2-client once per node package.
 # Here cargo's build-dir (intermediate artifacts; the binaries still land in build/<pkg>) is one
-# directory for all packages, kept in the cache; or (RPQ_COLCON_SHARE_DEPS=1, not the default: see
-# the header) the checkout's own build directory, so what the release build compiled just before is
-# reused rather than compiled a second time: the copy's files keep their mtimes, cargo hashes path
-# packages relative to the workspace root, and crates/feature_union gives a package built alone
-# the workspace's feature set. With RPQ_COLCON_SHARE_DEPS=0: one directory kept in the cache (the
-# dependencies compiled once for all packages; reruns are incremental).
-build_dir=${repo_build_dir:-$cache/cargo-build-dir}
+# directory kept in the cache: the dependencies are compiled once, and reruns are incremental.
+# (Not the checkout's target/: a package built alone can get other dependency features than the
+# workspace build, and a second variant of a crate in target/release/deps makes the workspace's
+# doc tests fail with E0460.)
+build_dir=$cache/cargo-build-dir
 cargo_env=("CARGO_NET_OFFLINE=true" "CARGO_BUILD_BUILD_DIR=$build_dir")
 underlay_env=(env "PATH=$venv/bin:$PATH" "AMENT_PREFIX_PATH=$venv" "CMAKE_PREFIX_PATH=$venv"
   "${cargo_env[@]}")
@@ -228,15 +211,6 @@ printf '%s\n' "$ws" >"$ws/build/.rpq_ws_path"
 colcon_build "$logs/colcon-build.log" "${underlay_env[@]}"
 grep -E '^(Finished|Summary)' "$logs/colcon-build.log" || true
 say "build/ was $([ "$rebuilt_from_scratch" = yes ] && echo empty: a fresh build || echo kept: an incremental build)"
-# With the checkout's build directory (RPQ_COLCON_SHARE_DEPS=1): the third-party crates this build
-# compiled again. None is the aim; more means a package alone gets other features than the
-# workspace build, i.e. crates/feature_union is out of step (add the crates named here).
-if [ -n "$repo_build_dir" ] && [ -d "$build_dir/release/.fingerprint" ]; then
-  own='^(rpq[_-]|robot[_-]sim|steady[_-]hand|hand[_-]teleop|proximity[_-]query|virtual[_-]protection|path[_-]shrinking)'
-  third=$(find "$build_dir/release/.fingerprint" -mindepth 1 -maxdepth 1 -type d -newer "$logs/checkout.before" -printf '%f\n' |
-    sed -E 's/-[0-9a-f]{16}$//' | grep -Ev "$own" | sort -u || true)
-  say "third-party crates compiled by colcon: $(printf '%s\n' "$third" | grep -c . || true)${third:+ ($(printf '%s' "$third" | tr '\n' ' '))}"
-fi
 
 # ---------------------------------------------------------------------------------------------
 stage "install tree: lib/, share/, resource index"

@@ -1,2 +1,0 @@
-//! Empty: the crate exists for its build-dependencies' features (see Cargo.toml).
-fn main() {}
