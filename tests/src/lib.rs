@@ -572,6 +572,15 @@ pub fn repo_file(path: &str) -> String {
 }
 
 impl TestEnv {
+    /// A fresh, empty scratch directory `<base>/<name>_<pid>_<domain>` for one test (`base` is the
+    /// test target's `env!("CARGO_TARGET_TMPDIR")`, which only test targets see).
+    pub fn scratch(&self, base: &str, name: &str) -> PathBuf {
+        let dir = Path::new(base).join(format!("{name}_{}_{}", std::process::id(), self.domain_id));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
     /// Calls `service` (type `ty`, e.g. `rpq_interfaces/srv/MinDistance`) once per request
     /// (flow-style YAML mappings, sent in order) with the rclpy peer, which gets `peer_args` too
     /// (e.g. `["--timeout", "60"]`). Returns the responses in order; fails the test unless the

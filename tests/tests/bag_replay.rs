@@ -563,7 +563,7 @@ fn replay_with_sim_time_stamps_and_watchdogs_follow_the_bag_clock() {
     let input = BagReader::open(&input_dir).expect("input bag opens");
     let bag_start = input.start_time().expect("input bag has messages") as i128;
     let bag_end = input.end_time().expect("input bag has messages") as i128;
-    let work = scratch(&env, "bag_replay_sim_time");
+    let work = env.scratch(env!("CARGO_TARGET_TMPDIR"), "bag_replay_sim_time");
     let params = write_params(&work, &expected.robot_sim_parameters);
     let output = work.join("recorded");
 
@@ -709,22 +709,10 @@ fn replay_with_sim_time_stamps_and_watchdogs_follow_the_bag_clock() {
     let _ = std::fs::remove_dir_all(&work);
 }
 
-/// A fresh scratch directory for one test.
-fn scratch(env: &TestEnv, name: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
-        "{name}_{}_{}",
-        std::process::id(),
-        env.domain_id
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 #[test]
 fn replay_without_a_subscriber_fails_clearly_and_writes_nothing() {
     let env = TestEnv::new();
-    let work = scratch(&env, "bag_replay_nobody");
+    let work = env.scratch(env!("CARGO_TARGET_TMPDIR"), "bag_replay_nobody");
     let output = work.join("recorded");
     let mut cmd = env.command(bin("rpq_bag"));
     cmd.arg("replay")
@@ -749,7 +737,7 @@ fn replay_without_a_subscriber_fails_clearly_and_writes_nothing() {
 #[test]
 fn record_takes_type_and_qos_from_the_publishers() {
     let env = TestEnv::new();
-    let work = scratch(&env, "bag_record");
+    let work = env.scratch(env!("CARGO_TARGET_TMPDIR"), "bag_record");
     let output = work.join("recorded");
     let urdf = repo_root().join("urdf/rx60b.urdf");
     let mut sim_cmd = env.command(bin("robot_sim"));

@@ -176,17 +176,6 @@ fn dist(a: &[f64; 6], b: &[f64; 6]) -> f64 {
         .sqrt()
 }
 
-fn scratch(env: &TestEnv, name: &str) -> PathBuf {
-    let work = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
-        "{name}_{}_{}",
-        std::process::id(),
-        env.domain_id
-    ));
-    let _ = std::fs::remove_dir_all(&work);
-    std::fs::create_dir_all(&work).unwrap();
-    work
-}
-
 fn spawn_node(env: &TestEnv, exec: &str, args: &[String], ready: &str) -> NodeProcess {
     let mut cmd = env.command(bin(exec));
     cmd.arg("--ros-args").args(args);
@@ -249,7 +238,7 @@ const ORACLE_ARGS: &[&str] = &[
 #[test]
 fn bag_replay_matches_library() {
     let env = TestEnv::new();
-    let work = scratch(&env, "steady_hand_replay");
+    let work = env.scratch(env!("CARGO_TARGET_TMPDIR"), "steady_hand_replay");
     let mut sim = spawn_robot_sim(&env, &["-p", START, "-p", "update_rate:=500.0"]);
     let mut guidance = spawn_node(
         &env,
@@ -426,7 +415,7 @@ fn bag_replay_matches_library() {
 #[test]
 fn watchdog_stops_within_two_periods() {
     let env = TestEnv::new();
-    let work = scratch(&env, "steady_hand_watchdog");
+    let work = env.scratch(env!("CARGO_TARGET_TMPDIR"), "steady_hand_watchdog");
     let rate = 100.0;
     let timeout = 0.05;
     let mut sim = spawn_robot_sim(&env, &["-p", START, "-p", "update_rate:=500.0"]);

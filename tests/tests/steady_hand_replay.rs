@@ -22,7 +22,7 @@
 //!
 //! Opens DDS sockets: runs only inside the private network namespace.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::pin::pin;
 use std::time::Duration;
 
@@ -334,21 +334,10 @@ fn max_diff(a: &[f64], b: &[f64]) -> f64 {
         .fold(0.0, f64::max)
 }
 
-fn scratch(env: &TestEnv) -> PathBuf {
-    let work = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
-        "steady_hand_inputs_{}_{}",
-        std::process::id(),
-        env.domain_id
-    ));
-    let _ = std::fs::remove_dir_all(&work);
-    std::fs::create_dir_all(&work).unwrap();
-    work
-}
-
 #[test]
 fn replayed_inputs_give_the_cores_commands_phase_by_phase() {
     let env = TestEnv::new();
-    let work = scratch(&env);
+    let work = env.scratch(env!("CARGO_TARGET_TMPDIR"), "steady_hand_inputs");
     let input = work.join("inputs");
     write_bag(&input);
     let params_file = work.join("replay.yaml");
