@@ -31,6 +31,8 @@
 #                     there between runs, so a rerun only rebuilds what changed
 #   ROS_DOMAIN_ID     domain of the DDS checks (default 0)
 #   RPQ_COLCON_NO_DDS=1  skip step 5 (then it may run outside the namespace)
+#   RPQ_COLCON_OPT_LEVEL opt-level of the colcon build's release profile (default 0, for speed;
+#                     3 = a user's optimized build)
 # Exit status: 0 all checks passed, 1 a check failed, 2 cannot run here.
 set -euo pipefail
 
@@ -40,6 +42,7 @@ venv=${RPQ_PYENV:-}
 cache=${RPQ_COLCON_CACHE:-$repo/target/colcon-cache}
 domain=${ROS_DOMAIN_ID:-0}
 no_dds=${RPQ_COLCON_NO_DDS:-0}
+opt_level=${RPQ_COLCON_OPT_LEVEL:-0}
 t_start=$(date +%s%N)
 t_stage=$t_start
 timings=()
@@ -69,6 +72,7 @@ trap 'die "command failed (line $LINENO): $BASH_COMMAND"' ERR
 
 # ---------------------------------------------------------------------------------------------
 stage "preconditions"
+case $opt_level in 0 | 1 | 2 | 3 | s | z) ;; *) cannot "RPQ_COLCON_OPT_LEVEL=$opt_level: use 0, 1, 2, 3, s or z" ;; esac
 [ -n "$venv" ] || cannot "RPQ_PYENV is not set: run through tests/run_all.sh, or set it to the venv of tests/setup_pyenv.sh"
 [ -d "$venv" ] || cannot "no venv at $venv: run tests/setup_pyenv.sh $venv"
 venv=$(cd "$venv" && pwd)
@@ -107,7 +111,7 @@ mkdir -p "$logs" "$src" "$cache/ros_home"
 export ROS_HOME=$cache/ros_home ROS_LOG_DIR=$cache/ros_home/log
 # Variables that would point the cargo builds elsewhere than a user's colcon build does.
 unset CARGO_TARGET_DIR CARGO_BUILD_TARGET_DIR CARGO_BUILD_TARGET
-say "venv $venv, workspace $ws, ROS_DOMAIN_ID $domain"
+say "venv $venv, workspace $ws, ROS_DOMAIN_ID $domain, release opt-level $opt_level"
 
 show_log() { # file [lines]
   printf -- '--- last %s lines of %s ---\n' "${2:-60}" "$1" >&2
@@ -149,8 +153,14 @@ say "$(grep -c '^f' "$logs/checkout.before") files copied"
 # (Not the checkout's target/: a package built alone can get other dependency features than the
 # workspace build, and a second variant of a crate in target/release/deps makes the workspace's
 # doc tests fail with E0460.)
+# Second difference, also for speed: RPQ_COLCON_OPT_LEVEL (default 0) overrides the release
+# profile's opt-level through cargo's CARGO_PROFILE_RELEASE_OPT_LEVEL. The check is about how
+# the packages build, install and run, not about the speed of their code, and an unoptimized
+# build of the whole dependency tree takes a fraction of the time on a 2-core CI machine.
+# RPQ_COLCON_OPT_LEVEL=3 gives exactly a user's `colcon build --cargo-args --release`.
 build_dir=$cache/cargo-build-dir
-cargo_env=("CARGO_NET_OFFLINE=true" "CARGO_BUILD_BUILD_DIR=$build_dir")
+cargo_env=("CARGO_NET_OFFLINE=true" "CARGO_BUILD_BUILD_DIR=$build_dir"
+  "CARGO_PROFILE_RELEASE_OPT_LEVEL=$opt_level")
 underlay_env=(env "PATH=$venv/bin:$PATH" "AMENT_PREFIX_PATH=$venv" "CMAKE_PREFIX_PATH=$venv"
   "${cargo_env[@]}")
 # colcon runs in a pseudo-terminal (script(1)), as in a user's terminal: colcon-cargo 0.2.0 reads

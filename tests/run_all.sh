@@ -21,13 +21,30 @@ if [ ! -x "$netns_run" ]; then
   exit 2
 fi
 
+# The Python peers' venv (pip downloads, then a C/C++ build of msg/) is made while cargo builds:
+# both take minutes and neither needs the other. Its output goes to a log, shown after the build.
+export RPQ_PYENV=${RPQ_PYENV:-$repo/tests/.cache/venv}
+mkdir -p "$(dirname "$RPQ_PYENV")"
+peers_log=$RPQ_PYENV.setup.log
+# (own process group, so that a failed cargo build stops pip and make too)
+setsid bash -c 'tests/setup_pyenv.sh "$1" && tests/setup_colcon.sh "$1"' setup "$RPQ_PYENV" \
+  >"$peers_log" 2>&1 </dev/null &
+peers_pid=$!
+trap 'kill -- -"$peers_pid" 2>/dev/null || true' EXIT
+stage "Python test peers started in the background (venv with rclpy Jazzy, cyclonedds, rosbags, colcon; msg/ built with rosidl; log: $peers_log)"
+
 stage "cargo build (release, all targets; fetches crates on a fresh machine)"
 cargo build --release --workspace --all-targets --locked
 
-stage "Python test peers (venv with rclpy Jazzy, cyclonedds, rosbags, colcon; msg/ built with rosidl)"
-export RPQ_PYENV=${RPQ_PYENV:-$repo/tests/.cache/venv}
-tests/setup_pyenv.sh "$RPQ_PYENV"
-tests/setup_colcon.sh "$RPQ_PYENV"
+stage "Python test peers (their log so far, then as it grows until they are ready)"
+tail -n +1 -f --pid="$peers_pid" "$peers_log"
+peers_status=0
+wait "$peers_pid" || peers_status=$?
+trap - EXIT
+if [ "$peers_status" != 0 ]; then
+  echo "error: setting up the Python test peers failed (exit status $peers_status; log above and in $peers_log)" >&2
+  exit 1
+fi
 
 stage "cargo test inside a private network namespace"
 export CYCLONEDDS_URI="file://$repo/tests/cyclonedds.xml"

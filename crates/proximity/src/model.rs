@@ -106,20 +106,13 @@ impl Model {
         let kept: Vec<u32> = (0..triangles.len() as u32)
             .filter(|&i| keep[i as usize])
             .collect();
-        let kept_triangles: Vec<[u32; 3]> = kept.iter().map(|&i| triangles[i as usize]).collect();
-        let tris: Vec<[Point3<f64>; 3]> = kept_triangles
-            .iter()
-            .map(|t| t.map(|k| vertices[k as usize]))
-            .collect();
-        let mut lo = tris[0][0].coords;
-        let mut hi = lo;
-        for t in &tris {
-            for p in t {
-                grow_min(&mut lo, &p.coords);
-                grow_max(&mut hi, &p.coords);
-            }
-        }
-        let (mut nodes, order) = build(&tris, &vertices, &kept_triangles);
+        // (no copy when nothing was skipped, the usual case)
+        let kept_triangles: std::borrow::Cow<[[u32; 3]]> = if skipped.total() == 0 {
+            std::borrow::Cow::Borrowed(&triangles)
+        } else {
+            kept.iter().map(|&i| triangles[i as usize]).collect()
+        };
+        let (mut nodes, order, (lo, hi)) = build(&vertices, &kept_triangles);
         let mut child_boxes = Vec::with_capacity(nodes.len() / 2);
         for k in 0..nodes.len() {
             if !nodes[k].is_leaf() {
@@ -130,7 +123,11 @@ impl Model {
                 ));
             }
         }
-        let leaf_tris = order.iter().map(|&i| tris[i as usize]).collect();
+        let leaf_tris = order
+            .iter()
+            .map(|&i| kept_triangles[i as usize].map(|k| vertices[k as usize]))
+            .collect();
+        drop(kept_triangles);
         // The root box: the better of the hierarchy's root OBB and the axis-aligned box.
         let r = &nodes[0];
         let pca_box = Obb {
@@ -262,6 +259,19 @@ impl Moments {
         outer: [0.0; 6],
     };
 
+    /// The moments of the set `self` without its subset `part`.
+    fn minus(&self, part: &Moments) -> Moments {
+        let mut outer = self.outer;
+        for (o, x) in outer.iter_mut().zip(&part.outer) {
+            *o -= x;
+        }
+        Moments {
+            count: self.count - part.count,
+            sum: self.sum - part.sum,
+            outer,
+        }
+    }
+
     #[inline(always)]
     fn add(&mut self, d: &BuildTri) {
         self.count += 1;
@@ -299,25 +309,30 @@ impl Moments {
     }
 }
 
-/// The mesh as the build reads it: triangle corners, and the shared vertices by index.
+/// The mesh as the build reads it: the shared vertices, and the triangles by index.
 struct Mesh<'a> {
-    tris: &'a [[Point3<f64>; 3]],
     vertices: &'a [Point3<f64>],
     triangles: &'a [[u32; 3]],
 }
 
-fn build(
-    tris: &[[Point3<f64>; 3]],
-    vertices: &[Point3<f64>],
-    triangles: &[[u32; 3]],
-) -> (Vec<Node>, Vec<u32>) {
-    let data: Vec<BuildTri> = tris
+impl Mesh<'_> {
+    /// The corners of triangle `i`.
+    #[inline(always)]
+    fn corners(&self, i: u32) -> [Point3<f64>; 3] {
+        self.triangles[i as usize].map(|k| self.vertices[k as usize])
+    }
+}
+
+/// The hierarchy of `triangles` (all used), the leaf order of the triangles and the
+/// axis-aligned box of their corners.
+fn build(vertices: &[Point3<f64>], triangles: &[[u32; 3]]) -> (Vec<Node>, Vec<u32>, (V, V)) {
+    let data: Vec<BuildTri> = triangles
         .iter()
         .map(|t| {
             let mut outer = [0.0; 6];
             let mut sum = V::zeros();
-            for p in t {
-                let v = p.coords;
+            for &k in t {
+                let v = vertices[k as usize].coords;
                 sum += v;
                 outer[0] += v.x * v.x;
                 outer[1] += v.x * v.y;
@@ -329,19 +344,18 @@ fn build(
             BuildTri { sum, outer }
         })
         .collect();
-    let mut order: Vec<u32> = (0..tris.len() as u32).collect();
-    let mut nodes = Vec::with_capacity(2 * tris.len());
+    let mut order: Vec<u32> = (0..triangles.len() as u32).collect();
+    let mut nodes = Vec::with_capacity(2 * triangles.len() - 1);
     let all = Moments::of(&data, &order);
     let mesh = Mesh {
-        tris,
         vertices,
         triangles,
     };
     // Per vertex: the last node that projected it (each node projects each of its vertices
     // once, not once per triangle using it).
     let mut stamp = vec![u32::MAX; vertices.len()];
-    build_node(&mesh, &data, &mut order, 0, all, &mut nodes, &mut stamp);
-    (nodes, order)
+    let (_, aabb) = build_node(&mesh, &data, &mut order, 0, all, &mut nodes, &mut stamp);
+    (nodes, order, aabb)
 }
 
 /// The box frame of a one-triangle leaf: first axis along its longest edge, third along its
@@ -368,21 +382,20 @@ fn build_node(
     nodes: &mut Vec<Node>,
     stamp: &mut [u32],
 ) -> (u32, (V, V)) {
-    let tris = mesh.tris;
     let me = nodes.len();
     if idx.len() <= LEAF_SIZE {
         let rot = if idx.len() == 1 {
-            triangle_frame(&tris[idx[0] as usize])
+            triangle_frame(&mesh.corners(idx[0]))
         } else {
             moments.axes()
         };
-        nodes.push(fit_node(&rot, tris, idx));
+        nodes.push(fit_node(&rot, mesh, idx));
         nodes[me].tri = offset as u32;
         nodes[me].count = idx.len() as u32;
         let mut lo = V::repeat(f64::INFINITY);
         let mut hi = V::repeat(f64::NEG_INFINITY);
         for &i in idx.iter() {
-            for p in &tris[i as usize] {
+            for p in &mesh.corners(i) {
                 grow_min(&mut lo, &p.coords);
                 grow_max(&mut hi, &p.coords);
             }
@@ -399,7 +412,7 @@ fn build_node(
     let mean3 = axis.dot(&moments.sum) / idx.len() as f64;
     let mut lo = V::repeat(f64::INFINITY);
     let mut hi = V::repeat(f64::NEG_INFINITY);
-    let (mut ml, mut mr) = (Moments::ZERO, Moments::ZERO);
+    let mut ml = Moments::ZERO;
     let mut left = 0;
     for k in 0..idx.len() {
         let i = idx[k] as usize;
@@ -417,10 +430,10 @@ fn build_node(
             idx.swap(k, left);
             left += 1;
             ml.add(d);
-        } else {
-            mr.add(d);
         }
     }
+    // (the right half's moments: the rest)
+    let mut mr = moments.minus(&ml);
     nodes.push(box_node(&rot, lo, hi));
     if left == 0 || left == idx.len() {
         left = idx.len() / 2;
@@ -431,7 +444,7 @@ fn build_node(
                 .total_cmp(&data[b as usize].sum.dot(&axis))
         });
         ml = Moments::of(data, &idx[..left]);
-        mr = Moments::of(data, &idx[left..]);
+        mr = moments.minus(&ml);
     }
     let (l, r) = idx.split_at_mut(left);
     let (_, (llo, lhi)) = build_node(mesh, data, l, offset, ml, nodes, stamp);
@@ -458,12 +471,12 @@ fn prefer_aabb(node: &mut Node, lo: V, hi: V) {
 }
 
 /// Fits the OBB with axes `rot` to the triangles `idx`.
-fn fit_node(rot: &Matrix3<f64>, tris: &[[Point3<f64>; 3]], idx: &[u32]) -> Node {
+fn fit_node(rot: &Matrix3<f64>, mesh: &Mesh, idx: &[u32]) -> Node {
     let rt = rot.transpose();
     let mut lo = V::repeat(f64::INFINITY);
     let mut hi = V::repeat(f64::NEG_INFINITY);
     for &i in idx {
-        for p in &tris[i as usize] {
+        for p in &mesh.corners(i) {
             let l = rt * p.coords;
             grow_min(&mut lo, &l);
             grow_max(&mut hi, &l);

@@ -164,29 +164,16 @@ pub(crate) fn principal_axes(cov: &Matrix3<f64>) -> Matrix3<f64> {
         // (nearly) diagonal or isotropic: the Jacobi solver handles it robustly
         return principal_axes_jacobi(cov);
     }
-    // Closed-form eigenvalues (trigonometric method), largest and smallest.
+    // Closed-form eigenvalues (trigonometric method), largest and smallest: the eigenvalues
+    // are q + p β for the roots β = 2 cos(φ + 2πk/3), φ = acos(r) / 3, of β³ - 3β - 2r
+    // (r = det(b) / 2, b = (a - q I) / p). One `acos` and one `sin_cos`, no iteration; the
+    // box fit accepts any orthonormal frame, so a root a little off only costs tightness.
     let b = (a - Matrix3::from_diagonal_element(q)) / p;
-    // The eigenvalues are q + p β for the roots β ∈ [-2, 2] of β³ - 3β - 2r (r = det(b) / 2).
-    // Newton's method from 2 (from -2) falls monotonically onto the largest (smallest) root;
-    // the box fit accepts any orthonormal frame, so a root a little off only costs tightness.
     let r = (b.determinant() * 0.5).clamp(-1.0, 1.0);
-    let root = |mut x: f64| {
-        for _ in 0..24 {
-            let f = x * x * x - 3.0 * x - 2.0 * r;
-            let df = 3.0 * x * x - 3.0;
-            if df.abs() < 1e-9 {
-                break;
-            }
-            let step = f / df;
-            x -= step;
-            if step.abs() < 1e-12 {
-                break;
-            }
-        }
-        x.clamp(-2.0, 2.0)
-    };
-    let l_max = q + p * root(2.0);
-    let l_min = q + p * root(-2.0);
+    let (s, c) = (r.acos() / 3.0).sin_cos();
+    // cos(φ + 2π/3) = -cos φ / 2 - sin φ √3/2 (the smallest root)
+    let l_max = q + p * 2.0 * c;
+    let l_min = q + p * (-c - 3f64.sqrt() * s);
     let (Some(v_max), Some(v_min)) = (null_vector(a, l_max), null_vector(a, l_min)) else {
         return principal_axes_jacobi(cov);
     };

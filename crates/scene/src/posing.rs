@@ -17,11 +17,16 @@ type V = Vector3<f64>;
 #[derive(Clone, Copy, Debug)]
 enum Motion {
     Fixed,
-    /// About `axis` (unit, child frame); `aligned`: the coordinate axis it is (0, 1, 2) and
-    /// its sign.
+    /// About coordinate axis `axis` (0, 1, 2) of the child frame, positive (`sign` 1) or
+    /// negative (-1).
+    Aligned {
+        axis: u8,
+        sign: f64,
+        dof: usize,
+    },
+    /// About `axis` (unit, child frame).
     Revolute {
         axis: V,
-        aligned: Option<(usize, f64)>,
         dof: usize,
     },
     /// Along `axis` (unit, child frame).
@@ -50,12 +55,26 @@ pub(crate) struct PosePlan {
     links: Vec<PlanLink>,
 }
 
+/// The world frame of a link, in rotation-matrix and quaternion form.
+#[derive(Clone, Copy, Debug)]
+struct Frame {
+    r: Matrix3<f64>,
+    q: UnitQuaternion<f64>,
+    t: V,
+}
+
+impl Frame {
+    const IDENTITY: Frame = Frame {
+        r: Matrix3::new(1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0),
+        q: UnitQuaternion::new_unchecked(Quaternion::new(1.0, 0.0, 0.0, 0.0)),
+        t: V::new(0.0, 0.0, 0.0),
+    };
+}
+
 /// World frames of every link of a robot (reused between configurations).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct LinkFrames {
-    r: Vec<Matrix3<f64>>,
-    q: Vec<UnitQuaternion<f64>>,
-    t: Vec<V>,
+    f: Vec<Frame>,
 }
 
 /// A body's box in its link frame, prepared for posing.
@@ -97,9 +116,12 @@ impl PosePlan {
                     (JointKind::Revolute | JointKind::Continuous, Some(dof)) => {
                         let aligned = (0..3).find_map(|i| {
                             let others = (0..3).filter(|&k| k != i).all(|k| axis[k] == 0.0);
-                            (others && axis[i].abs() == 1.0).then_some((i, axis[i]))
+                            (others && axis[i].abs() == 1.0).then_some((i as u8, axis[i]))
                         });
-                        Motion::Revolute { axis, aligned, dof }
+                        match aligned {
+                            Some((axis, sign)) => Motion::Aligned { axis, sign, dof },
+                            None => Motion::Revolute { axis, dof },
+                        }
                     }
                     (JointKind::Prismatic, Some(dof)) => Motion::Prismatic { axis, dof },
                     _ => Motion::Fixed,
@@ -121,48 +143,65 @@ impl PosePlan {
     /// caller) and base pose `base`.
     pub fn pose(&self, base: &Isometry3<f64>, q: &[f64], out: &mut LinkFrames) {
         let n = self.links.len();
-        if out.r.len() != n {
-            out.r.resize(n, Matrix3::identity());
-            out.q.resize(n, UnitQuaternion::identity());
-            out.t.resize(n, V::zeros());
+        if out.f.len() != n {
+            out.f.resize(n, Frame::IDENTITY);
         }
+        let frames = &mut out.f[..n];
         for (k, l) in self.links.iter().enumerate() {
             let Some(p) = l.parent else {
-                out.q[k] = base.rotation;
-                out.r[k] = base.rotation.to_rotation_matrix().into_inner();
-                out.t[k] = base.translation.vector;
+                frames[k] = Frame {
+                    r: base.rotation.to_rotation_matrix().into_inner(),
+                    q: base.rotation,
+                    t: base.translation.vector,
+                };
                 continue;
             };
-            let rp = &out.r[p];
-            let mut t = out.t[p] + rp * l.origin_t;
-            let (mut r, mut qk) = if l.origin_plain {
-                (*rp, out.q[p])
+            let pf = &frames[p];
+            let mut f = if l.origin_plain {
+                Frame {
+                    r: pf.r,
+                    q: pf.q,
+                    t: pf.t + pf.r * l.origin_t,
+                }
             } else {
-                (rp * l.origin_r, out.q[p] * l.origin_q)
+                Frame {
+                    r: pf.r * l.origin_r,
+                    q: pf.q * l.origin_q,
+                    t: pf.t + pf.r * l.origin_t,
+                }
             };
-            match &l.motion {
+            match l.motion {
                 Motion::Fixed => {}
-                Motion::Revolute { axis, aligned, dof } => {
-                    let (sh, ch) = sin_cos(0.5 * q[*dof]);
+                Motion::Aligned { axis, sign, dof } => {
+                    let (sh, ch) = sin_cos(0.5 * q[dof]);
+                    let sh = sign * sh;
                     // full angle from the half angle
                     let (s, c) = (2.0 * sh * ch, ch * ch - sh * sh);
-                    match aligned {
-                        Some((i, sign)) => {
-                            qk = rotate_quaternion(&qk, *i, sign * sh, ch);
-                            rotate_columns(&mut r, *i, sign * s, c);
+                    match axis {
+                        0 => {
+                            f.q = rotate_quaternion::<0>(&f.q, sh, ch);
+                            rotate_columns::<1, 2>(&mut f.r, s, c);
                         }
-                        None => {
-                            let h = Quaternion::new(ch, axis.x * sh, axis.y * sh, axis.z * sh);
-                            qk = UnitQuaternion::new_unchecked(qk.into_inner() * h);
-                            r *= rodrigues(axis, s, c);
+                        1 => {
+                            f.q = rotate_quaternion::<1>(&f.q, sh, ch);
+                            rotate_columns::<2, 0>(&mut f.r, s, c);
+                        }
+                        _ => {
+                            f.q = rotate_quaternion::<2>(&f.q, sh, ch);
+                            rotate_columns::<0, 1>(&mut f.r, s, c);
                         }
                     }
                 }
-                Motion::Prismatic { axis, dof } => t += r * (axis * q[*dof]),
+                Motion::Revolute { axis, dof } => {
+                    let (sh, ch) = sin_cos(0.5 * q[dof]);
+                    let (s, c) = (2.0 * sh * ch, ch * ch - sh * sh);
+                    let h = Quaternion::new(ch, axis.x * sh, axis.y * sh, axis.z * sh);
+                    f.q = UnitQuaternion::new_unchecked(f.q.into_inner() * h);
+                    f.r *= rodrigues(&axis, s, c);
+                }
+                Motion::Prismatic { axis, dof } => f.t += f.r * (axis * q[dof]),
             }
-            out.r[k] = r;
-            out.q[k] = qk;
-            out.t[k] = t;
+            frames[k] = f;
         }
     }
 }
@@ -170,9 +209,13 @@ impl PosePlan {
 /// `q ← q (cos(θ/2) + sin(θ/2) e_i)`: the product with a rotation about coordinate axis
 /// `i`, with `sh`, `ch` the sine and cosine of the half angle.
 #[inline(always)]
-fn rotate_quaternion(q: &UnitQuaternion<f64>, i: usize, sh: f64, ch: f64) -> UnitQuaternion<f64> {
+fn rotate_quaternion<const I: usize>(
+    q: &UnitQuaternion<f64>,
+    sh: f64,
+    ch: f64,
+) -> UnitQuaternion<f64> {
     let (w, x, y, z) = (q.w, q.i, q.j, q.k);
-    let (w2, x2, y2, z2) = match i {
+    let (w2, x2, y2, z2) = match I {
         0 => (
             w * ch - x * sh,
             x * ch + w * sh,
@@ -196,18 +239,13 @@ fn rotate_quaternion(q: &UnitQuaternion<f64>, i: usize, sh: f64, ch: f64) -> Uni
 }
 
 /// `r ← r R_i(θ)` for the rotation about coordinate axis `i` with sine `s`, cosine `c`: two
-/// columns change.
+/// columns change, `A` and `B` (`(1, 2)`, `(2, 0)`, `(0, 1)` for `i` = 0, 1, 2).
 #[inline(always)]
-fn rotate_columns(r: &mut Matrix3<f64>, i: usize, s: f64, c: f64) {
-    let (a, b) = match i {
-        0 => (1, 2),
-        1 => (2, 0),
-        _ => (0, 1),
-    };
+fn rotate_columns<const A: usize, const B: usize>(r: &mut Matrix3<f64>, s: f64, c: f64) {
     for row in 0..3 {
-        let (x, y) = (r[(row, a)], r[(row, b)]);
-        r[(row, a)] = x * c + y * s;
-        r[(row, b)] = y * c - x * s;
+        let (x, y) = (r[(row, A)], r[(row, B)]);
+        r[(row, A)] = x * c + y * s;
+        r[(row, B)] = y * c - x * s;
     }
 }
 
@@ -215,21 +253,23 @@ impl LinkFrames {
     /// The pose of link `k`.
     #[inline]
     pub fn isometry(&self, k: usize) -> Isometry3<f64> {
-        Isometry3::from_parts(Translation3::from(self.t[k]), self.q[k])
+        let f = &self.f[k];
+        Isometry3::from_parts(Translation3::from(f.t), f.q)
     }
 
     /// The world box of a body on link `k` into `obb`, and the half extents of the
     /// world-aligned box around it into `ext`.
     #[inline]
     pub fn place(&self, k: usize, local: &LocalBox, obb: &mut Obb, ext: &mut V) {
-        let r = &self.r[k];
+        let f = &self.f[k];
+        let r = &f.r;
         let axes = if local.aligned {
             *r
         } else {
             r * local.obb.axes.matrix()
         };
         let h = &local.obb.half_extents;
-        obb.center = (r * local.obb.center.coords + self.t[k]).into();
+        obb.center = (r * local.obb.center.coords + f.t).into();
         obb.half_extents = *h;
         for i in 0..3 {
             ext[i] =
@@ -252,8 +292,12 @@ pub(crate) fn sin_cos(x: f64) -> (f64, f64) {
     const PIO2_1: f64 = 1.570_796_326_734_125_6; // first 33 bits of π/2
     const PIO2_2: f64 = 6.077_100_506_303_966e-11; // next 33 bits
     const PIO2_2T: f64 = 2.022_266_248_795_950_6e-21; // π/2 - PIO2_1 - PIO2_2
-                                                      // nearest integer (|x| < 1e5: the cast is exact; no call to `round`)
-    let k = ((x * TWO_OVER_PI) + if x >= 0.0 { 0.5 } else { -0.5 }) as i64 as f64;
+                                                      // nearest integer k of x 2/π by the 1.5 × 2^52 trick (no call to `round`, no checked
+                                                      // cast): the sum's last bits hold k in two's complement (k mod 4: the quadrant)
+    const ROUND: f64 = 6_755_399_441_055_744.0;
+    let shifted = x * TWO_OVER_PI + ROUND;
+    let quadrant = shifted.to_bits();
+    let k = shifted - ROUND;
     let r = ((x - k * PIO2_1) - k * PIO2_2) - k * PIO2_2T;
     let z = r * r;
     let sin = r + r
@@ -274,12 +318,17 @@ pub(crate) fn sin_cos(x: f64) -> (f64, f64) {
                             + z * (-2.755_731_435_139_066e-7
                                 + z * (2.087_572_321_298_175e-9
                                     + z * -1.135_964_755_778_819_5e-11))))));
-    match (k as i64) & 3 {
-        0 => (sin, cos),
-        1 => (cos, -sin),
-        2 => (-sin, -cos),
-        _ => (-cos, sin),
-    }
+    // The quadrant without branches (it is a coin toss over configurations): odd k swaps
+    // sine and cosine, then bit 1 of k (of k + 1) gives the sign of the sine (cosine).
+    let k = quadrant;
+    let swap = 0u64.wrapping_sub(k & 1);
+    let (sb, cb) = (sin.to_bits(), cos.to_bits());
+    let s = (sb & !swap) | (cb & swap);
+    let c = (cb & !swap) | (sb & swap);
+    (
+        f64::from_bits(s ^ ((k & 2) << 62)),
+        f64::from_bits(c ^ ((k.wrapping_add(1) & 2) << 62)),
+    )
 }
 
 /// Rotation by the angle with sine `s` and cosine `c` about the unit `axis`.
@@ -412,7 +461,7 @@ mod tests {
                 assert!((got.translation.vector - want.translation.vector).norm() < 1e-14);
                 assert!(got.rotation.angle_to(&want.rotation) < 1e-14);
                 let r = want.rotation.to_rotation_matrix().into_inner();
-                assert!((frames.r[k] - r).norm() < 1e-14, "link {k}");
+                assert!((frames.f[k].r - r).norm() < 1e-14, "link {k}");
             }
         }
     }

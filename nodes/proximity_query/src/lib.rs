@@ -8,9 +8,12 @@
 //! - [`server`]: [`server::Server`]: the scene, each robot's last joint state, and one function
 //!   per service that turns a request into a response and never panics on bad input.
 //! - [`markers`]: `visualization_msgs/MarkerArray` of the distance stream.
+//! - [`protections`]: surgical protection meshes (`rpq_interfaces/ProtectionMeshes`) as simple
+//!   objects added to, replaced in and removed from the scene at run time.
 #![warn(missing_docs)]
 
 pub mod markers;
+pub mod protections;
 pub mod server;
 pub mod settings;
 

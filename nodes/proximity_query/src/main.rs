@@ -16,6 +16,7 @@
 //! | srv `~/get_scene` | `rpq_interfaces/GetScene` | bodies, frames, joints, allowed pairs |
 //! | pub `~/distances` | `rpq_interfaces/GroupDistances` | per group pair, every cycle at `stream_rate` |
 //! | pub `~/markers` | `visualization_msgs/MarkerArray` | closest-point lines, labels, colliding links, boxes |
+//! | sub `protections_topic` (e.g. `/virtual_protection/protections`) | `rpq_interfaces/ProtectionMeshes` (latched) | each set's meshes become simple objects of the scene (added, replaced, removed) |
 //!
 //! The node commands no motion. Requests are answered one at a time in arrival order.
 
@@ -27,10 +28,11 @@ use std::time::Duration;
 
 use futures::stream::{self, StreamExt};
 use proximity_query::markers::MarkerBuilder;
+use proximity_query::protections::{objects_from_msg_cached, ObjectCache};
 use proximity_query::server::Server;
 use proximity_query::settings::{self, services, Settings};
 use rpq_kinematics::MeshResolver;
-use rpq_ros::interfaces::rpq_interfaces::msg::GroupDistances;
+use rpq_ros::interfaces::rpq_interfaces::msg::{GroupDistances, ProtectionMeshes};
 use rpq_ros::interfaces::rpq_interfaces::srv::{
     CheckCollision, CheckStates, CheckTolerance, GetScene, MinDistance, SetAllowedCollision,
 };
@@ -148,6 +150,34 @@ async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
     let mut batches = pin!(states_srv.receive_request_stream());
     let mut alloweds = pin!(allowed_srv.receive_request_stream());
     let mut scenes = pin!(scene_srv.receive_request_stream());
+    // protection meshes: converted (hierarchies built) on a blocking thread, applied here
+    let protection_sub = if s.params.protections_topic.is_empty() {
+        None
+    } else {
+        Some(node.subscription::<ProtectionMeshes>(&s.params.protections_topic, qos::latched())?)
+    };
+    let mut protection_msgs = pin!(match &protection_sub {
+        Some(sub) => sub.async_stream().left_stream(),
+        None => stream::pending().right_stream(),
+    });
+    // one worker converts the sets in arrival order (a slow set never overtakes a newer one)
+    let (protection_tx, mut protection_rx) =
+        tokio::sync::mpsc::channel::<(String, Result<Vec<rpq_scene::SimpleObject>, String>)>(4);
+    let (set_tx, set_rx) = std::sync::mpsc::channel::<ProtectionMeshes>();
+    std::thread::Builder::new()
+        .name("protections".into())
+        .spawn(move || {
+            let mut cache = ObjectCache::default();
+            while let Ok(msg) = set_rx.recv() {
+                let objects = objects_from_msg_cached(&msg, &mut cache);
+                if protection_tx
+                    .blocking_send((msg.header.frame_id, objects))
+                    .is_err()
+                {
+                    break;
+                }
+            }
+        })?;
     let distance_pub =
         node.publisher::<GroupDistances>(settings::DISTANCES_TOPIC, qos::default())?;
     let marker_pub = node.publisher::<MarkerArray>(settings::MARKERS_TOPIC, qos::default())?;
@@ -279,6 +309,25 @@ async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
             },
             item = scenes.next() => if let Some(Ok((id, _req))) = item {
                 answer!(scene_srv, id, server.get_scene(), services::GET_SCENE);
+            },
+            item = protection_msgs.next() => match item {
+                Some(Ok((msg, _))) => {
+                    if set_tx.send(msg).is_err() {
+                        return Err("the protections worker ended".into());
+                    }
+                }
+                Some(Err(e)) => {
+                    if let Some(m) = throttle.filter(&format!("cannot read a protection set: {e}"), clock.seconds()) {
+                        ros_warn!(log, "{m}");
+                    }
+                }
+                None => return Err("the protections stream ended".into()),
+            },
+            Some((frame, objects)) = protection_rx.recv() => {
+                match objects.and_then(|set| server.set_protections(set, &frame)) {
+                    Ok(summary) => ros_info!(log, "{summary}"),
+                    Err(e) => ros_warn!(log, "ignoring a protection set: {e}"),
+                }
             },
         }
     }

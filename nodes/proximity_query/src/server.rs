@@ -24,7 +24,7 @@ use rpq_ros::msg::builtin_interfaces::Time;
 use rpq_ros::msg::geometry_msgs::{Point, Pose};
 use rpq_ros::msg::sensor_msgs::JointState;
 use rpq_ros::msg::std_msgs::Header;
-use rpq_scene::{BodyId, ContactMode, Object, Selection, World};
+use rpq_scene::{BodyId, ContactMode, Object, Selection, SimpleObject, World};
 
 use crate::settings::Settings;
 use crate::NodeError;
@@ -65,6 +65,10 @@ pub struct Server {
     max_names: usize,
     robots: Vec<RobotSlot>,
     groups: Vec<StreamGroup>,
+    /// Objects put into the world by [`Server::set_protections`], in world order.
+    protections: Vec<String>,
+    /// Padding of every body [m] (`default_padding`), given to protections too.
+    default_padding: f64,
 }
 
 fn point(p: &Point3<f64>) -> Point {
@@ -141,7 +145,72 @@ impl Server {
             max_names: usize::try_from(p.max_group_names).unwrap_or(usize::MAX),
             robots,
             groups,
+            protections: Vec::new(),
+            default_padding: p.default_padding,
         })
+    }
+
+    /// The objects added by [`Server::set_protections`], in world order.
+    pub fn protections(&self) -> &[String] {
+        &self.protections
+    }
+
+    /// Makes `set` (simple objects with vertices in `frame_id`, see
+    /// [`crate::protections::objects_from_msg`]) the protections of the scene: objects of a
+    /// former set that `set` lacks are removed, those of the same name replaced, the others
+    /// added (padding `default_padding`, every pair checked). `frame_id` is the world frame
+    /// (or empty) or a body frame, taken where that body is now. Refused with nothing changed:
+    /// an unknown frame, a name of an object of the scene file. Returns a summary.
+    pub fn set_protections(
+        &mut self,
+        set: Vec<SimpleObject>,
+        frame_id: &str,
+    ) -> Result<String, String> {
+        let frame = self.frame_pose(frame_id)?;
+        for o in &set {
+            let taken = self.world.scenario().object_index(&o.name).is_ok();
+            if taken && !self.protections.contains(&o.name) {
+                return Err(format!(
+                    "protection `{}`: the scene already has an object of that name",
+                    o.name
+                ));
+            }
+        }
+        let mut world = self.world.clone();
+        let (mut added, mut replaced, mut removed) = (0, 0, 0);
+        for name in &self.protections {
+            if !set.iter().any(|o| &o.name == name) {
+                world.remove_object(name).map_err(|e| e.to_string())?;
+                removed += 1;
+            }
+        }
+        let mut names = Vec::with_capacity(set.len());
+        for mut o in set {
+            o.pose = frame * o.pose;
+            let name = o.name.clone();
+            if self.protections.contains(&name) {
+                world.replace_object(o).map_err(|e| e.to_string())?;
+                replaced += 1;
+            } else {
+                world.add_object(o).map_err(|e| e.to_string())?;
+                if self.default_padding > 0.0 {
+                    world
+                        .set_padding(&name, self.default_padding)
+                        .map_err(|e| e.to_string())?;
+                }
+                added += 1;
+            }
+            names.push(name);
+        }
+        // world order: the scene file's objects first, then the protections
+        let order = |n: &String| world.scenario().object_index(n).unwrap_or(usize::MAX);
+        names.sort_by_key(order);
+        self.world = world;
+        self.protections = names;
+        Ok(format!(
+            "protections: {added} added, {replaced} replaced, {removed} removed; in the scene: [{}]",
+            self.protections.join(", ")
+        ))
     }
 
     /// The scene.

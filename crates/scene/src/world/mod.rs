@@ -18,6 +18,7 @@
 //! * [`World::check_states`] answers a batch of configurations on all cores.
 
 mod batch;
+mod objects;
 mod query;
 mod select;
 

@@ -54,6 +54,15 @@ fn picks(total: usize, n: usize) -> Vec<usize> {
     (0..n).map(|i| i * total / n).collect()
 }
 
+/// The 1-minute load average (`/proc/loadavg`), printed beside the figures: the machine is
+/// shared, and wall-clock figures depend on it.
+fn load() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().map(str::to_owned))
+        .unwrap_or_else(|| "unknown".to_owned())
+}
+
 fn us(d: Duration, n: usize) -> f64 {
     d.as_secs_f64() * 1e6 / n.max(1) as f64
 }
@@ -93,7 +102,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     println!(
         "single-threaded unless stated; {threads} cores; posing is timed on its own and excluded \
-         from the query figures (both engines get the poses ready)"
+         from the query figures (both engines get the poses ready); load average {} at the start",
+        load()
     );
     let mut scenes: Vec<Scenario> = Vec::new();
     for &d in &args.distances {
@@ -461,7 +471,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // (f) batches on all cores.
     let one = rayon::ThreadPoolBuilder::new().num_threads(1).build()?;
-    println!("\n(f) batch throughput, Scenario::batch (shared &Scenario, one state per thread), posing included:");
+    println!(
+        "\n(f) batch throughput, Scenario::batch (shared &Scenario, one state per thread), posing \
+         included (load average {}):",
+        load()
+    );
     for (label, query, n_rows) in [
         ("collision", BatchQuery::Collision, total),
         (
@@ -502,5 +516,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             t1.as_secs_f64() / tn.as_secs_f64()
         );
     }
+    println!("\nload average {} at the end", load());
     Ok(())
 }
