@@ -9,11 +9,13 @@
 //! it from rclpy, rebuilds from a sourced shell, and checks that the checkout is untouched and
 //! plain cargo still resolves and builds in it.
 //!
-//! Slow the first time (release builds of every node package, one cargo target directory per
-//! package as colcon does it); later runs reuse `target/colcon-cache/ws/build` and take well
-//! under a minute when nothing changed. Needs the venv of `tests/setup_pyenv.sh` with
-//! `tests/setup_colcon.sh` applied (`tests/run_all.sh` does both) and the crates of Cargo.lock in
-//! the cargo cache: it runs offline.
+//! In this test it builds `robot_sim` and `rpq_launch` (the packages it runs) at opt-level 0
+//! (the script's defaults; `RPQ_COLCON_PACKAGES=all RPQ_COLCON_OPT_LEVEL=3` builds every package
+//! as a user's `colcon build --cargo-args --release` does). Slow the first time; later runs
+//! reuse `target/colcon-cache/ws/build` and take well under a minute when nothing changed.
+//! Needs the venv of `tests/setup_pyenv.sh` with `tests/setup_colcon.sh` applied
+//! (`tests/run_all.sh` does both) and the crates of Cargo.lock in the cargo cache: it runs
+//! offline.
 
 use std::io::Write;
 use std::process::Command;
