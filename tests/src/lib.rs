@@ -724,6 +724,60 @@ pub fn peer_node(name: &str) -> Result<rpq_ros::node::RosNode, Box<dyn std::erro
     )?)
 }
 
+/// A controller status's header stamp (the replayed sim time) [s after `t0_ns`].
+pub fn status_bag_time(
+    s: &rpq_ros::interfaces::rpq_interfaces::msg::AdmittanceStatus,
+    t0_ns: u64,
+) -> f64 {
+    f64::from(s.header.stamp.sec) + f64::from(s.header.stamp.nanosec) * 1e-9 - t0_ns as f64 * 1e-9
+}
+
+/// The `/forward_velocity_controller/commands` of a recorded bag, each at its time on the
+/// replayed bag's clock [s after `t0_ns`]: log times mapped, piecewise linearly, through the
+/// log times and header stamps (the replayed sim time) of the controller's `statuses`.
+pub fn commands_on_bag_time(
+    recorded: &rpq_bag::BagReader,
+    statuses: &[(
+        u64,
+        rpq_ros::interfaces::rpq_interfaces::msg::AdmittanceStatus,
+    )],
+    t0_ns: u64,
+) -> Vec<(f64, Vec<f64>)> {
+    let map: Vec<(u64, f64)> = statuses
+        .iter()
+        .map(|(l, s)| (*l, status_bag_time(s, t0_ns)))
+        .collect();
+    assert!(map.len() >= 2, "{} controller statuses recorded", map.len());
+    let bag_time = |log: u64| {
+        let k = map
+            .partition_point(|(l, _)| *l <= log)
+            .clamp(1, map.len() - 1);
+        let ((l0, t0), (l1, t1)) = (map[k - 1], map[k]);
+        t0 + (t1 - t0) * (log as f64 - l0 as f64) / ((l1 as f64 - l0 as f64).max(1.0))
+    };
+    recorded
+        .messages()
+        .iter()
+        .filter(|m| m.topic == "/forward_velocity_controller/commands")
+        .map(|m| {
+            let c: rpq_ros::msg::std_msgs::Float64MultiArray =
+                rpq_ros::cdr::from_bytes(&m.data).unwrap();
+            (bag_time(m.log_time), c.data)
+        })
+        .collect()
+}
+
+/// The non-zero commands that differ from the command before them, in order.
+pub fn distinct_nonzero(commands: &[(f64, Vec<f64>)]) -> Vec<&(f64, Vec<f64>)> {
+    let mut distinct: Vec<&(f64, Vec<f64>)> = Vec::new();
+    for c in commands {
+        if c.1.iter().any(|x| *x != 0.0) && distinct.last().is_none_or(|d| d.1 != c.1) {
+            distinct.push(c);
+        }
+    }
+    distinct
+}
+
 #[cfg(test)]
 mod interop_helper_tests {
     use super::*;

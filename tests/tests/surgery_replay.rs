@@ -46,11 +46,14 @@ use rpq_ros::interfaces::rpq_interfaces::msg::{AdmittanceStatus, ProtectionMeshe
 use rpq_ros::msg::builtin_interfaces::Time;
 use rpq_ros::msg::geometry_msgs::{Wrench, WrenchStamped};
 use rpq_ros::msg::sensor_msgs::JointState;
-use rpq_ros::msg::std_msgs::{Float64MultiArray, Header};
+use rpq_ros::msg::std_msgs::Header;
 use rpq_ros::msg::RosMessage;
 use rpq_ros::params::Params;
 use rpq_surgery::{DistanceProbe, Placement, ProtectionKind, ProtectionSet};
-use rpq_tests::{bin, repo_root, run_with_timeout, rx60_robot, rx60_urdf, NodeProcess, TestEnv};
+use rpq_tests::{
+    bin, commands_on_bag_time, distinct_nonzero, repo_root, run_with_timeout, rx60_robot,
+    rx60_urdf, status_bag_time, NodeProcess, TestEnv,
+};
 use steady_hand::admittance::{AdmittanceCore, JointInput, Output};
 use steady_hand::convert::{wrench_input, JointOrder};
 use steady_hand::protection_filter::{
@@ -588,35 +591,11 @@ fn replayed_protections_give_the_libraries_commands() {
         .filter(|m| m.topic == "/admittance_controller/status")
         .map(|m| (m.log_time, cdr::from_bytes(&m.data).unwrap()))
         .collect();
-    let stamp_t = |s: &AdmittanceStatus| {
-        f64::from(s.header.stamp.sec) + f64::from(s.header.stamp.nanosec) * 1e-9 - T0 as f64 * 1e-9
-    };
-    // bag time of the recorded messages: from the statuses' stamps (sim time) and log times
-    let map: Vec<(u64, f64)> = statuses.iter().map(|(l, s)| (*l, stamp_t(s))).collect();
-    assert!(map.len() > 20, "{} statuses:\n{log}", map.len());
-    let bag_time = |log: u64| {
-        let k = map
-            .partition_point(|(l, _)| *l <= log)
-            .clamp(1, map.len() - 1);
-        let ((l0, t0), (l1, t1)) = (map[k - 1], map[k]);
-        t0 + (t1 - t0) * (log as f64 - l0 as f64) / ((l1 as f64 - l0 as f64).max(1.0))
-    };
-    let commands: Vec<(f64, Vec<f64>)> = recorded
-        .messages()
-        .iter()
-        .filter(|m| m.topic == "/forward_velocity_controller/commands")
-        .map(|m| {
-            let c: Float64MultiArray = cdr::from_bytes(&m.data).unwrap();
-            (bag_time(m.log_time), c.data)
-        })
-        .collect();
+    let stamp_t = |s: &AdmittanceStatus| status_bag_time(s, T0);
+    assert!(statuses.len() > 20, "{} statuses:\n{log}", statuses.len());
+    let commands = commands_on_bag_time(&recorded, &statuses, T0);
     assert!(commands.len() > 1000, "{} commands:\n{log}", commands.len());
-    let mut distinct: Vec<&(f64, Vec<f64>)> = Vec::new();
-    for c in &commands {
-        if c.1.iter().any(|x| *x != 0.0) && distinct.last().is_none_or(|d| d.1 != c.1) {
-            distinct.push(c);
-        }
-    }
+    let distinct = distinct_nonzero(&commands);
     assert!(distinct.len() > 500, "{} distinct commands", distinct.len());
 
     // 1. every distinct non-zero command is the library's, in order
