@@ -724,6 +724,35 @@ pub fn peer_node(name: &str) -> Result<rpq_ros::node::RosNode, Box<dyn std::erro
     )?)
 }
 
+/// `rpq_bag replay` of a controller input bag: plays `bag` in real time (1 s start delay,
+/// publishing `/clock` at 1 kHz from the bag's time) and records the controller's
+/// `/forward_velocity_controller/commands` and `/admittance_controller/status` to `output`
+/// (0.3 s settle; waits up to 20 s for the controller's subscriptions).
+pub fn controller_replay(env: &TestEnv, bag: &Path, output: &Path) -> Command {
+    let mut replay = env.command(bin("rpq_bag"));
+    replay
+        .arg("replay")
+        .arg(bag)
+        .arg("--output")
+        .arg(output)
+        .args([
+            "--record",
+            "/forward_velocity_controller/commands",
+            "/admittance_controller/status",
+            "--rate",
+            "1",
+            "--start-delay",
+            "1.0",
+            "--settle",
+            "0.3",
+            "--wait-timeout",
+            "20",
+            "--clock",
+            "1000",
+        ]);
+    replay
+}
+
 /// A controller status's header stamp (the replayed sim time) [s after `t0_ns`].
 pub fn status_bag_time(
     s: &rpq_ros::interfaces::rpq_interfaces::msg::AdmittanceStatus,

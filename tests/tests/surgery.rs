@@ -11,13 +11,13 @@ use std::time::Duration;
 
 use nalgebra::{Isometry3, Point3, Vector3};
 use rpq_proximity::{distance, DistanceRequest, Model, QueryWorkspace};
-use rpq_surgery::phantom::{cranium_phantom, cut_outline, CutOutlineSpec, PhantomSpec};
 use rpq_surgery::scenario::DrillArm;
-use rpq_surgery::{
-    generate_cutting_aid, generate_shield, CuttingAidSpec, MeshGround, Outline, ShieldSpec,
-};
+use rpq_surgery::{generate_cutting_aid, CuttingAidSpec};
 use rpq_tests::{bin, repo_root, NodeProcess, PeerOutput, TestEnv};
 use serde_yaml::Value;
+
+mod surgery_common;
+use surgery_common::Patient;
 
 const READY: &str = "virtual_protection ready";
 
@@ -154,15 +154,9 @@ fn rclpy_generates_protections_and_reads_meshes_and_markers() {
     let out_dir = tempfile::tempdir().unwrap();
     // a coarse phantom (3,456 triangles) as the patient's STL file, so that rclpy's decoding of
     // the whole set stays quick; the library reads the same file
-    let coarse = cranium_phantom(&PhantomSpec {
-        cells: 12,
-        ..PhantomSpec::default()
-    })
-    .unwrap();
-    let stl_file = out_dir.path().join("phantom.stl");
-    std::fs::write(&stl_file, rpq_surgery::stl::to_binary_stl(&coarse)).unwrap();
-    let bone = rpq_kinematics::TriMesh::from_stl_file(&stl_file).unwrap();
-    let patient_triangles = bone.triangles.len();
+    let patient = Patient::write(out_dir.path());
+    let stl_file = &patient.stl_file;
+    let patient_triangles = patient.bone.triangles.len();
     let mut cmd = env.command(bin("virtual_protection"));
     cmd.current_dir(repo_root())
         .arg("--ros-args")
@@ -180,24 +174,18 @@ fn rclpy_generates_protections_and_reads_meshes_and_markers() {
     node.wait_for_output(READY, Duration::from_secs(60));
 
     // the library on the same phantom and outline
-    let pose = Isometry3::translation(0.45, 0.0, 0.0);
-    let phantom = Model::new(bone.vertices, bone.triangles).unwrap();
-    let pts = cut_outline(&phantom, &pose, &CutOutlineSpec::default()).unwrap();
-    let outline = Outline::new(&pts, &Vector3::z()).unwrap();
+    let Patient {
+        phantom,
+        pose,
+        points: pts,
+        outline,
+        ..
+    } = &patient;
     let n = 32;
-    let mut ground = MeshGround::new(&phantom, pose, *outline.frame());
-    let shield = generate_shield(
-        &outline,
-        &ShieldSpec {
-            height: 0.025,
-            margin: 0.035,
-            resolution: n,
-        },
-        Some(&mut ground),
-    )
-    .unwrap();
+    let mut ground = patient.ground();
+    let shield = patient.shield(n, &mut ground);
     let aid = generate_cutting_aid(
-        &outline,
+        outline,
         &CuttingAidSpec {
             width: 0.006,
             height: 0.012,
@@ -208,7 +196,7 @@ fn rclpy_generates_protections_and_reads_meshes_and_markers() {
     .unwrap();
     let good = format!(
         "{{outline: {}, resolution: {n}, save_as: shield.stl}}",
-        points_yaml(&pts)
+        points_yaml(pts)
     );
     let nan = {
         let mut p = pts.clone();
@@ -231,10 +219,10 @@ fn rclpy_generates_protections_and_reads_meshes_and_markers() {
             good.clone(),
             format!("{{outline: {bow}}}"),
             format!("{{outline: {}}}", points_yaml(&pts[..2])),
-            format!("{{outline: {}, frame_id: tool0}}", points_yaml(&pts)),
-            format!("{{outline: {}, save_as: ../escape.stl}}", points_yaml(&pts)),
-            format!("{{outline: {}, resolution: 100000}}", points_yaml(&pts)),
-            format!("{{outline: {}, height: -0.01}}", points_yaml(&pts)),
+            format!("{{outline: {}, frame_id: tool0}}", points_yaml(pts)),
+            format!("{{outline: {}, save_as: ../escape.stl}}", points_yaml(pts)),
+            format!("{{outline: {}, resolution: 100000}}", points_yaml(pts)),
+            format!("{{outline: {}, height: -0.01}}", points_yaml(pts)),
             format!("{{outline: {nan}}}"),
             good,
         ],
@@ -269,9 +257,9 @@ fn rclpy_generates_protections_and_reads_meshes_and_markers() {
         "/virtual_protection/generate_cutting_aid",
         "rpq_interfaces/srv/GenerateCuttingAid",
         &[
-            format!("{{outline: {}, resolution: {n}}}", points_yaml(&pts)),
-            format!("{{outline: {}, width: 0.05}}", points_yaml(&pts)),
-            format!("{{outline: {}, height: 0.5}}", points_yaml(&pts)),
+            format!("{{outline: {}, resolution: {n}}}", points_yaml(pts)),
+            format!("{{outline: {}, width: 0.05}}", points_yaml(pts)),
+            format!("{{outline: {}, height: 0.5}}", points_yaml(pts)),
         ],
     );
     ok(&r[0]);
@@ -302,8 +290,8 @@ fn rclpy_generates_protections_and_reads_meshes_and_markers() {
     )
     .unwrap();
     let expect = distance(
-        &pose,
-        &phantom,
+        pose,
+        phantom,
         &Isometry3::translation(tip.x, tip.y, tip.z),
         &probe,
         &DistanceRequest::exact(),

@@ -13,13 +13,13 @@
 use std::time::Duration;
 
 use nalgebra::{Isometry3, Point3, Vector3};
-use rpq_proximity::Model;
 use rpq_scene::{Body, BodyId, Robot, Scenario, SimpleObject};
-use rpq_surgery::phantom::{cranium_phantom, cut_outline, CutOutlineSpec, PhantomSpec};
 use rpq_surgery::scenario::DrillArm;
-use rpq_surgery::{generate_shield, MeshGround, Outline, ShieldSpec};
 use rpq_tests::{bin, repo_root, rx60_urdf, NodeProcess, TestEnv};
 use serde_yaml::Value;
+
+mod surgery_common;
+use surgery_common::Patient;
 
 const N: usize = 32;
 
@@ -65,14 +65,15 @@ fn generated_shield_enters_and_leaves_proximity_querys_scene() {
     let env = TestEnv::new();
     let work = env.scratch(env!("CARGO_TARGET_TMPDIR"), "surgery_proximity");
     // a coarse phantom as the patient's STL (quick to send and to decode)
-    let coarse = cranium_phantom(&PhantomSpec {
-        cells: 12,
-        ..PhantomSpec::default()
-    })
-    .unwrap();
-    let stl_file = work.join("phantom.stl");
-    std::fs::write(&stl_file, rpq_surgery::stl::to_binary_stl(&coarse)).unwrap();
-    let bone = rpq_kinematics::TriMesh::from_stl_file(&stl_file).unwrap();
+    let patient = Patient::write(&work);
+    let Patient {
+        stl_file,
+        bone,
+        pose,
+        points: pts,
+        ..
+    } = &patient;
+    let pose = *pose;
     let mut vp = env.command(bin("virtual_protection"));
     vp.current_dir(repo_root())
         .arg("--ros-args")
@@ -112,27 +113,13 @@ fn generated_shield_enters_and_leaves_proximity_querys_scene() {
     pq.wait_for_output("in the scene: [patient]", Duration::from_secs(30));
 
     // the library: the same phantom, outline and shield
-    let pose = Isometry3::translation(0.45, 0.0, 0.0);
-    let phantom = Model::new(bone.vertices.clone(), bone.triangles.clone()).unwrap();
-    let pts = cut_outline(&phantom, &pose, &CutOutlineSpec::default()).unwrap();
-    let outline = Outline::new(&pts, &Vector3::z()).unwrap();
-    let mut ground = MeshGround::new(&phantom, pose, *outline.frame());
-    let shield = generate_shield(
-        &outline,
-        &ShieldSpec {
-            height: 0.025,
-            margin: 0.035,
-            resolution: N,
-        },
-        Some(&mut ground),
-    )
-    .unwrap();
+    let shield = patient.shield(N, &mut patient.ground());
     let r = env.call_service(
         "/virtual_protection/generate_shield",
         "rpq_interfaces/srv/GenerateShield",
         &[format!(
             "{{outline: {}, resolution: {N}}}",
-            points_yaml(&pts)
+            points_yaml(pts)
         )],
         &["--timeout", "60"],
     );
@@ -146,7 +133,7 @@ fn generated_shield_enters_and_leaves_proximity_querys_scene() {
         .add_robot(Robot::from_urdf_file("rx60", rx60_urdf(), Isometry3::identity()).unwrap())
         .unwrap();
     for (name, mesh, at) in [
-        ("patient", &bone, pose),
+        ("patient", bone, pose),
         ("shield", &shield.mesh, Isometry3::identity()),
     ] {
         direct

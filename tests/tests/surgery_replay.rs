@@ -51,8 +51,8 @@ use rpq_ros::msg::RosMessage;
 use rpq_ros::params::Params;
 use rpq_surgery::{DistanceProbe, Placement, ProtectionKind, ProtectionSet};
 use rpq_tests::{
-    bin, commands_on_bag_time, distinct_nonzero, repo_root, run_with_timeout, rx60_robot,
-    rx60_urdf, status_bag_time, NodeProcess, TestEnv,
+    bin, commands_on_bag_time, controller_replay, distinct_nonzero, repo_root, run_with_timeout,
+    rx60_robot, rx60_urdf, status_bag_time, NodeProcess, TestEnv,
 };
 use steady_hand::admittance::{AdmittanceCore, JointInput, Output};
 use steady_hand::convert::{wrench_input, JointOrder};
@@ -540,27 +540,7 @@ fn replayed_protections_give_the_libraries_commands() {
     let mut ctl = NodeProcess::spawn("admittance_controller", cmd);
     ctl.wait_for_output("admittance_controller ready", Duration::from_secs(20));
     let output = work.join("recorded");
-    let mut replay = env.command(bin("rpq_bag"));
-    replay
-        .arg("replay")
-        .arg(bag_dir())
-        .arg("--output")
-        .arg(&output)
-        .args([
-            "--record",
-            "/forward_velocity_controller/commands",
-            "/admittance_controller/status",
-            "--rate",
-            "1",
-            "--start-delay",
-            "1.0",
-            "--settle",
-            "0.3",
-            "--wait-timeout",
-            "20",
-            "--clock",
-            "1000",
-        ]);
+    let replay = controller_replay(&env, &bag_dir(), &output);
     let out = run_with_timeout("rpq_bag replay", replay, Duration::from_secs(60));
     ctl.stop(Duration::from_secs(3));
     let log = ctl.output().join("\n");
