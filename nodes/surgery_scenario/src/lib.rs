@@ -117,9 +117,17 @@ pub struct Monitor {
     dev_sum: f64,
     visited: Vec<bool>,
     patient: f64,
+    /// Tool speed over the last window of at least [`SPEED_WINDOW`].
     speed: f64,
+    /// Start of the current speed window (stamp, tip).
+    speed_from: Option<(f64, Point3<f64>)>,
     aid_in_force: bool,
 }
+
+/// Shortest time over which the reported tool speed is measured [s]: joint states a few
+/// microseconds apart in stamp (a publisher catching up after a delay) would turn stamp jitter
+/// into a speed far above anything the controller commands.
+pub const SPEED_WINDOW: f64 = 0.02;
 
 impl Monitor {
     /// For the scenario's geometry (built from `cfg`).
@@ -170,6 +178,7 @@ impl Monitor {
             visited: vec![false; bins],
             patient: f64::INFINITY,
             speed: 0.0,
+            speed_from: None,
             aid_in_force: false,
             geometry,
         })
@@ -259,10 +268,15 @@ impl Monitor {
             }
         }
         self.patient = patient;
-        self.speed = match prev {
-            Some((t0, a)) if t > t0 => (p - a).norm() / (t - t0),
-            _ => 0.0,
-        };
+        match self.speed_from {
+            Some((t0, a)) if t - t0 >= SPEED_WINDOW => {
+                self.speed = (p - a).norm() / (t - t0);
+                self.speed_from = Some((t, p));
+            }
+            // (the first tip, or time went back: a new window)
+            Some((t0, _)) if t >= t0 => {}
+            _ => self.speed_from = Some((t, p)),
+        }
         if !measure {
             return false;
         }
@@ -444,6 +458,30 @@ mod tests {
         }
         let text = std::fs::read_to_string(file).unwrap();
         assert!(text.contains(&line), "{file} does not hold {line}");
+    }
+
+    #[test]
+    fn speed_is_measured_over_a_window_not_between_jittered_stamps() {
+        let cfg = ScenarioConfig::default();
+        let g = Arc::new(Geometry::build(&cfg).unwrap());
+        let mut m = Monitor::new(cfg, g).unwrap();
+        let start = Point3::new(0.45, 0.0, 0.2);
+        // 50 mm/s along x, a joint state every 2 ms; the 11th is stamped 1 µs after the 10th
+        // (a publisher catching up) although it holds the next 2 ms of motion
+        let mut shown = Vec::new();
+        for k in 0..60 {
+            let t_true = k as f64 * 0.002;
+            let t = if k == 10 { 0.018 + 1e-6 } else { t_true };
+            m.on_tool(t, start + Vector3::x() * 0.05 * t_true, false, false, None);
+            shown.push(m.status(t, false, None).speed);
+        }
+        assert_eq!(shown[5], 0.0, "no speed before the first window closes");
+        let worst = shown[10..].iter().fold(0.0f64, |w, s| w.max(*s));
+        assert!(
+            worst < 0.06,
+            "largest speed shown {worst} m/s for a 0.05 m/s motion"
+        );
+        assert!((shown[59] - 0.05).abs() < 1e-3, "{}", shown[59]);
     }
 
     #[test]
