@@ -400,5 +400,38 @@ fn rclpy_generates_protections_and_reads_meshes_and_markers() {
         .map(|m| m["name"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(names, ["patient"]);
+
+    // a shield too large for a reply in one datagram (N = 64: 8,192 triangles, ~200 kB): the
+    // reply arrives without the mesh and says where it is; the set holds the whole shield
+    let r = call(
+        &env,
+        "/virtual_protection/generate_shield",
+        "rpq_interfaces/srv/GenerateShield",
+        &[format!("{{outline: {}, resolution: 64}}", points_yaml(pts))],
+    );
+    assert_eq!(r[0]["success"].as_bool(), Some(true), "{:?}", r[0]);
+    let message = r[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("8192 triangles") && message.contains("read it from ~/protections"),
+        "{message}"
+    );
+    assert_eq!(r[0]["mesh"]["name"].as_str(), Some("shield"));
+    assert!(
+        seq(&r[0]["mesh"]["vertices"]).is_empty(),
+        "{:?}",
+        r[0]["mesh"]
+    );
+    let out = echo(
+        &env,
+        "/virtual_protection/protections",
+        "rpq_interfaces/msg/ProtectionMeshes",
+        "latched",
+    );
+    let shield_triangles: Vec<usize> = seq(&out.record("message")["data"]["meshes"])
+        .iter()
+        .filter(|m| m["name"].as_str() == Some("shield"))
+        .map(|m| seq(&m["triangles"]).len() / 3)
+        .collect();
+    assert_eq!(shield_triangles, [2 * 64 * 64]);
     drop(node);
 }

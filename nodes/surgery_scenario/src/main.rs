@@ -148,8 +148,8 @@ async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
     let mut contact_window = false;
     let mut contact_now = false;
     let mut next_status = p.status_period;
-    // the replies carry the whole mesh (~200 kB); the set in force is taken from the latched
-    // protections topic, a reply only tells a refusal
+    // the set in force is taken from the latched protections topic (the ~200 kB meshes are not
+    // in the replies: virtual_protection's reply_mesh_max_bytes); a reply only tells a refusal
     let mut aid_call: Option<Call<'_>> = None;
     let mut shield_call: Option<Call<'_>> = Some({
         let client = &shield_client;

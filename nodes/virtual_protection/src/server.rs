@@ -45,7 +45,14 @@ pub struct ProtectionServer {
     shield: ShieldSpec,
     aid: CuttingAidSpec,
     output_directory: Option<PathBuf>,
+    reply_mesh_max_bytes: usize,
     revision: u64,
+}
+
+/// Serialized size of a mesh message's vertices and indices [B] (CDR: 24 bytes per point, 4 per
+/// index).
+pub fn mesh_payload_bytes(mesh: &ProtectionMesh) -> usize {
+    mesh.vertices.len() * 24 + mesh.triangles.len() * 4
 }
 
 fn to_u32(v: i64) -> usize {
@@ -140,6 +147,7 @@ impl ProtectionServer {
             },
             output_directory: (!p.output_directory.is_empty())
                 .then(|| PathBuf::from(&p.output_directory)),
+            reply_mesh_max_bytes: usize::try_from(p.reply_mesh_max_bytes).unwrap_or(0),
             revision: 0,
         })
     }
@@ -289,6 +297,26 @@ impl ProtectionServer {
         Ok((mesh_msg(name, kind, &mesh), saved, extra))
     }
 
+    /// The mesh as a reply carries it, and a note for the reply's message: a mesh larger than
+    /// `reply_mesh_max_bytes` is left out (name and kind stay), since a reply that DDS must
+    /// fragment does not arrive (see docs/surgery.md, "Large replies").
+    fn for_reply(&self, mut msg: ProtectionMesh, saved: bool) -> (ProtectionMesh, String) {
+        let bytes = mesh_payload_bytes(&msg);
+        if bytes <= self.reply_mesh_max_bytes {
+            return (msg, String::new());
+        }
+        msg.vertices = Vec::new();
+        msg.triangles = Vec::new();
+        let note = format!(
+            "; the mesh ({} kB) is not in this reply (reply_mesh_max_bytes = {} B): read it from \
+             ~/protections{}",
+            bytes.div_ceil(1000),
+            self.reply_mesh_max_bytes,
+            if saved { " or the saved file" } else { "" }
+        );
+        (msg, note)
+    }
+
     /// `~/generate_shield`.
     pub fn generate_shield(&mut self, req: &GenerateShieldRequest) -> GenerateShieldResponse {
         let spec = ShieldSpec {
@@ -305,24 +333,27 @@ impl ProtectionServer {
             |o, g| generate_shield(o, &spec, g).map(|s| (s.mesh, s.adapted)),
         );
         match made {
-            Ok((mesh, saved_file, adapted)) => GenerateShieldResponse {
-                success: true,
-                message: format!(
-                    "shield of {} triangles (N = {}, H = {} m, margin {} m){} in force",
-                    mesh.triangles.len() / 3,
-                    spec.resolution,
-                    spec.height,
-                    spec.margin,
-                    if adapted {
-                        ", on the outline's convex hull with the adaptation disc (the outline is not star-shaped)"
-                    } else {
-                        ""
-                    }
-                ),
-                mesh,
-                adapted,
-                saved_file,
-            },
+            Ok((mesh, saved_file, adapted)) => {
+                let triangles = mesh.triangles.len() / 3;
+                let (mesh, note) = self.for_reply(mesh, !saved_file.is_empty());
+                GenerateShieldResponse {
+                    success: true,
+                    message: format!(
+                        "shield of {triangles} triangles (N = {}, H = {} m, margin {} m){} in force{note}",
+                        spec.resolution,
+                        spec.height,
+                        spec.margin,
+                        if adapted {
+                            ", on the outline's convex hull with the adaptation disc (the outline is not star-shaped)"
+                        } else {
+                            ""
+                        }
+                    ),
+                    mesh,
+                    adapted,
+                    saved_file,
+                }
+            }
             Err(message) => GenerateShieldResponse {
                 success: false,
                 message,
@@ -350,18 +381,21 @@ impl ProtectionServer {
             |o, g| generate_cutting_aid(o, &spec, g).map(|a| (a.mesh, ())),
         );
         match made {
-            Ok((mesh, saved_file, ())) => GenerateCuttingAidResponse {
-                success: true,
-                message: format!(
-                    "cutting aid of {} triangles (N = {}, cut width {} m, height {} m) in force",
-                    mesh.triangles.len() / 3,
-                    spec.resolution,
-                    spec.width,
-                    spec.height
-                ),
-                mesh,
-                saved_file,
-            },
+            Ok((mesh, saved_file, ())) => {
+                let triangles = mesh.triangles.len() / 3;
+                let (mesh, note) = self.for_reply(mesh, !saved_file.is_empty());
+                GenerateCuttingAidResponse {
+                    success: true,
+                    message: format!(
+                        "cutting aid of {triangles} triangles (N = {}, cut width {} m, height {} m) in force{note}",
+                        spec.resolution,
+                        spec.width,
+                        spec.height
+                    ),
+                    mesh,
+                    saved_file,
+                }
+            }
             Err(message) => GenerateCuttingAidResponse {
                 success: false,
                 message,
