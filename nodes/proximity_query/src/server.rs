@@ -548,6 +548,23 @@ impl Server {
                 self.max_batch
             ));
         }
+        // one byte per `colliding`, eight per `distance`
+        let per_row = if req.with_distance { 9 } else { 1 };
+        let limit = rpq_ros::service::MAX_REPLY_BYTES / per_row;
+        if rows > limit {
+            return fail(format!(
+                "{rows} configurations{}: the reply would be {} kB, more than a service reply can \
+                 carry ({} kB: the DDS library cannot send a reply in fragments, see \
+                 docs/proximity.md); send at most {limit} per request",
+                if req.with_distance {
+                    " with distances"
+                } else {
+                    ""
+                },
+                (rows * per_row).div_ceil(1000),
+                rpq_ros::service::MAX_REPLY_BYTES / 1000
+            ));
+        }
         let t0 = std::time::Instant::now();
         match self
             .world
@@ -723,5 +740,70 @@ pub fn body_frame(o: &Object, i: usize) -> String {
     match o {
         Object::Complex(_) => format!("{}/{}", o.name(), o.body(i).name),
         Object::Simple(_) => o.name().to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rpq_ros::params::Params;
+
+    /// The node's server on `config/rx60_pair.scene.yaml`, batches up to 100,000.
+    fn server() -> Server {
+        let scene = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../config/rx60_pair.scene.yaml"
+        );
+        let yaml = format!(
+            "proximity_query:\n  ros__parameters:\n    scene_file: {scene}\n    max_batch_size: 100000\n"
+        );
+        let p = Params::resolve(
+            &crate::settings::declarations(),
+            "/proximity_query",
+            &[("p.yaml", &yaml)],
+            &[],
+        )
+        .unwrap();
+        let s = Settings::load(&p).unwrap();
+        Server::new(World::new(rpq_scene::load_scene(scene).unwrap()), &s).unwrap()
+    }
+
+    fn batch(rows: usize, with_distance: bool) -> CheckStatesRequest {
+        CheckStatesRequest {
+            joint_names: ["left", "right"]
+                .iter()
+                .flat_map(|r| (1..=6).map(move |j| format!("{r}/joint_{j}")))
+                .collect(),
+            positions: vec![0.3; rows * 12],
+            with_distance,
+        }
+    }
+
+    #[test]
+    fn check_states_refuses_a_batch_whose_reply_would_not_arrive() {
+        let s = server();
+        // 9 bytes per row with distances, 1 without: 6,666 and 60,000 rows fit in 60 kB (an
+        // accepted batch with distances would take seconds here: only its refusal is run)
+        for (rows, with_distance, ok) in [
+            (6_667, true, false),
+            (60_000, false, true),
+            (60_001, false, false),
+        ] {
+            let r = s.check_states(&batch(rows, with_distance));
+            assert_eq!(r.success, ok, "{rows} rows: {}", r.message);
+            if ok {
+                assert_eq!(r.colliding.len(), rows);
+                assert_eq!(r.distance.len(), if with_distance { rows } else { 0 });
+            } else {
+                let most = if with_distance { 6_666 } else { 60_000 };
+                assert!(
+                    r.message.contains("more than a service reply can carry")
+                        && r.message
+                            .contains(&format!("send at most {most} per request")),
+                    "{}",
+                    r.message
+                );
+            }
+        }
     }
 }

@@ -15,6 +15,18 @@ use std::{
 
 use ros2_client::{Client, Message, Node};
 
+/// Largest service reply [B] a server should send on a loopback network: one UDP datagram (64 kB)
+/// with room for the headers.
+///
+/// A larger reply is sent as RTPS fragments, and rustdds 0.15.1 writes a fragment that carries
+/// inline QoS with one extra byte (its `DataFrag` serializes the `Option<ParameterList>`, tag
+/// included, where `Data` writes the list). A service reply always carries inline QoS (the
+/// request's sample identity), so a fragmented reply reaches no client, rclpy on Fast DDS
+/// included: the client waits until its timeout. Servers whose reply can grow with the request
+/// refuse, or trim, what would not fit. Across an Ethernet link (MTU 1500) rustdds already
+/// fragments above 1,452 bytes.
+pub const MAX_REPLY_BYTES: usize = 60_000;
+
 /// Errors of a service call.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ServiceError {
