@@ -93,7 +93,19 @@ impl Robot {
     }
 
     /// Checks that `q` has one finite value per movable joint.
+    #[inline]
     pub fn check_joint_vector(&self, q: &[f64]) -> Result<(), Error> {
+        // `0 v` is ±0 for finite `v` and NaN otherwise: one pass without branches (this runs
+        // for every configuration a scene is set to), the culprit looked for only on failure
+        if q.len() == self.dofs.len() && q.iter().fold(0.0, |acc, &v| acc + 0.0 * v) == 0.0 {
+            return Ok(());
+        }
+        self.joint_vector_error(q)
+    }
+
+    /// The error [`Robot::check_joint_vector`] reports for `q`.
+    #[cold]
+    fn joint_vector_error(&self, q: &[f64]) -> Result<(), Error> {
         if q.len() != self.dofs.len() {
             return Err(Error::WrongLength {
                 what: "joint vector",
@@ -101,15 +113,13 @@ impl Robot {
                 got: q.len(),
             });
         }
-        for (d, &v) in q.iter().enumerate() {
-            if !v.is_finite() {
-                return Err(Error::NonFinite {
-                    joint: self.joints[self.dofs[d]].name.clone(),
-                    value: v,
-                });
-            }
+        match q.iter().position(|v| !v.is_finite()) {
+            Some(d) => Err(Error::NonFinite {
+                joint: self.joints[self.dofs[d]].name.clone(),
+                value: q[d],
+            }),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// Builds a joint vector from named values (as in a `JointState` message): every

@@ -6,7 +6,7 @@ use rpq_proximity::{Obb, QueryWorkspace};
 
 use crate::broadphase::Broadphase;
 use crate::object::{Object, Robot};
-use crate::posing::LinkFrames;
+use crate::posing::{self, LinkFrames};
 use crate::scenario::aligned_box;
 use crate::weights::WeightMatrix;
 
@@ -110,31 +110,14 @@ impl ScenarioState {
     /// Poses robot `k` at `q` (finite, right length).
     pub(crate) fn pose_robot(&mut self, robot: &Robot, k: usize, q: &[f64]) {
         let p = &mut self.posed[k];
-        robot.pose_plan().pose(robot.base(), q, &mut p.frames);
-        // the bodies, and the world-aligned box around them as it goes
-        let mut lo = Vector3::repeat(f64::INFINITY);
-        let mut hi = Vector3::repeat(f64::NEG_INFINITY);
-        for ((((&link, local), pose), b), ext) in robot
-            .body_links()
-            .iter()
-            .zip(robot.local_boxes())
-            .zip(p.poses.iter_mut())
-            .zip(p.boxes.iter_mut())
-            .zip(p.extents.iter_mut())
-        {
-            *pose = p.frames.isometry(link);
-            p.frames.place(link, local, b, ext);
-            // (plain comparisons: one instruction each, where `f64::min` handles NaN)
-            for i in 0..3 {
-                let (l, h) = (b.center[i] - ext[i], b.center[i] + ext[i]);
-                if l < lo[i] {
-                    lo[i] = l;
-                }
-                if h > hi[i] {
-                    hi[i] = h;
-                }
-            }
-        }
+        let (lo, hi) = posing::pose_robot(
+            robot,
+            q,
+            &mut p.frames,
+            &mut p.poses,
+            &mut p.boxes,
+            &mut p.extents,
+        );
         p.whole = if p.boxes.len() == 1 {
             p.boxes[0]
         } else {
