@@ -394,7 +394,7 @@ impl Server {
             (true, true) => ContactMode::AllPairsWithTriangles,
         };
         let answer = self.world.check_collision(&a, &b, mode);
-        let pairs = answer
+        let mut pairs: Vec<BodyPair> = answer
             .pairs
             .iter()
             .map(|c| {
@@ -404,9 +404,18 @@ impl Server {
                 p
             })
             .collect();
+        let message = match fit_triangle_lists(&mut pairs, rpq_ros::service::MAX_REPLY_BYTES) {
+            Some((kept, total)) => format!(
+                "triangle lists shortened to {kept} of {total} intersecting triangle pairs: a \
+                 reply must fit {} kB (docs/proximity.md, \"Large replies\"); every colliding \
+                 body pair is listed",
+                rpq_ros::service::MAX_REPLY_BYTES / 1000
+            ),
+            None => String::new(),
+        };
         CheckCollisionResponse {
             success: true,
-            message: String::new(),
+            message,
             colliding: answer.colliding,
             pairs,
         }
@@ -743,6 +752,33 @@ pub fn body_frame(o: &Object, i: usize) -> String {
     }
 }
 
+/// Shortens the pairs' triangle lists so that the reply stays within `budget` bytes (8 per
+/// listed triangle pair, names and fixed fields counted), earlier pairs first; every body pair
+/// stays. Returns `(kept, total)` triangle pairs when it had to shorten.
+fn fit_triangle_lists(pairs: &mut [BodyPair], budget: usize) -> Option<(usize, usize)> {
+    // per pair: two strings (4-byte length, text, terminator, padding), a distance, two
+    // sequence lengths
+    let fixed: usize = pairs
+        .iter()
+        .map(|p| p.body_a.len() + p.body_b.len() + 2 * 8 + 8 + 2 * 4)
+        .sum::<usize>()
+        + 256;
+    let total: usize = pairs.iter().map(|p| p.triangles_a.len()).sum();
+    let mut room = budget.saturating_sub(fixed) / 8;
+    if total <= room {
+        return None;
+    }
+    let mut kept = 0;
+    for p in pairs.iter_mut() {
+        let n = p.triangles_a.len().min(room);
+        p.triangles_a.truncate(n);
+        p.triangles_b.truncate(n);
+        room -= n;
+        kept += n;
+    }
+    Some((kept, total))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -777,6 +813,45 @@ mod tests {
             positions: vec![0.3; rows * 12],
             with_distance,
         }
+    }
+
+    #[test]
+    fn long_triangle_lists_are_shortened_to_fit_a_reply() {
+        let pair = |name: &str, n: u32| BodyPair {
+            body_a: format!("left/{name}"),
+            body_b: format!("right/{name}"),
+            distance: 0.0,
+            triangles_a: (0..n).collect(),
+            triangles_b: (0..n).map(|k| k + 7).collect(),
+        };
+        // small lists pass untouched
+        let mut pairs = vec![pair("link_1", 100), pair("link_2", 50)];
+        assert_eq!(fit_triangle_lists(&mut pairs, 60_000), None);
+        assert_eq!(pairs[1].triangles_a.len(), 50);
+        // 5,000 + 4,000 triangle pairs (72 kB) do not fit: the first keeps what fits, every
+        // body pair stays, the lists stay paired, and the encoded reply fits
+        let mut pairs = vec![
+            pair("link_1", 5_000),
+            pair("link_2", 4_000),
+            pair("link_3", 10),
+        ];
+        let (kept, total) = fit_triangle_lists(&mut pairs, 60_000).unwrap();
+        assert_eq!(total, 9_010);
+        assert!(kept > 6_000 && kept < 7_500, "{kept}");
+        assert_eq!(pairs.len(), 3);
+        assert_eq!(pairs[0].triangles_a.len(), 5_000);
+        assert_eq!(pairs[2].triangles_a.len(), 0);
+        for p in &pairs {
+            assert_eq!(p.triangles_a.len(), p.triangles_b.len());
+        }
+        let reply = CheckCollisionResponse {
+            success: true,
+            message: "x".repeat(200),
+            colliding: true,
+            pairs,
+        };
+        let bytes = rpq_ros::cdr::to_vec(&reply).unwrap().len();
+        assert!(bytes <= 60_000, "{bytes} bytes");
     }
 
     #[test]
