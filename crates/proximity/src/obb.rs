@@ -181,8 +181,126 @@ pub(crate) fn principal_axes(cov: &Matrix3<f64>) -> Matrix3<f64> {
     orthonormal_basis(&v_max, &mid)
 }
 
+/// [`principal_axes`] of `L` matrices side by side: the same operations in the same order
+/// (so the same axes to the bit), interleaved so that the long dependency chain of one matrix
+/// (square roots, divisions, `acos`, `sin_cos`) overlaps those of the others. A matrix that
+/// takes one of the fallback paths is handed to [`principal_axes`].
+pub(crate) fn principal_axes_lanes<const L: usize>(cov: &[Matrix3<f64>; L]) -> [Matrix3<f64>; L] {
+    let mut ok = [true; L];
+    let mut q = [0.0; L];
+    let mut p = [0.0; L];
+    let mut r = [0.0; L];
+    for l in 0..L {
+        let a = &cov[l];
+        let p1 = a[(0, 1)] * a[(0, 1)] + a[(0, 2)] * a[(0, 2)] + a[(1, 2)] * a[(1, 2)];
+        q[l] = (a[(0, 0)] + a[(1, 1)] + a[(2, 2)]) / 3.0;
+        let d0 = a[(0, 0)] - q[l];
+        let d1 = a[(1, 1)] - q[l];
+        let d2 = a[(2, 2)] - q[l];
+        let p2 = d0 * d0 + d1 * d1 + d2 * d2 + 2.0 * p1;
+        p[l] = (p2 / 6.0).sqrt();
+        ok[l] = !(p[l].is_nan() || p[l] <= 1e-300 || p1 <= 1e-30 * p2);
+        // b = (a - q I) / p and its determinant, as nalgebra computes it
+        let b = |i: usize, j: usize| (a[(i, j)] - if i == j { q[l] } else { 0.0 }) / p[l];
+        let det = b(0, 0) * (b(1, 1) * b(2, 2) - b(2, 1) * b(1, 2))
+            - b(0, 1) * (b(1, 0) * b(2, 2) - b(2, 0) * b(1, 2))
+            + b(0, 2) * (b(1, 0) * b(2, 1) - b(2, 0) * b(1, 1));
+        r[l] = (det * 0.5).clamp(-1.0, 1.0);
+    }
+    let mut l_max = [0.0; L];
+    let mut l_min = [0.0; L];
+    for l in 0..L {
+        let (s, c) = (r[l].acos() / 3.0).sin_cos();
+        l_max[l] = q[l] + p[l] * 2.0 * c;
+        l_min[l] = q[l] + p[l] * (-c - 3f64.sqrt() * s);
+    }
+    let v_max = null_vector_lanes(cov, &l_max, &mut ok);
+    let v_min = null_vector_lanes(cov, &l_min, &mut ok);
+    let mid: [V; L] = std::array::from_fn(|l| v_min[l].cross(&v_max[l]));
+    let basis = orthonormal_basis_lanes(&v_max, &mid);
+    std::array::from_fn(|l| match (ok[l], basis[l]) {
+        (true, Some(m)) => m,
+        _ => principal_axes(&cov[l]),
+    })
+}
+
+/// [`null_vector`] of `a[l] - l[l] I` for each lane; clears `ok[l]` where it has none.
+fn null_vector_lanes<const L: usize>(
+    a: &[Matrix3<f64>; L],
+    ls: &[f64; L],
+    ok: &mut [bool; L],
+) -> [V; L] {
+    let mut out = [V::zeros(); L];
+    for l in 0..L {
+        let (v, found) = null_vector_candidate(&a[l], ls[l]);
+        ok[l] &= found;
+        out[l] = v;
+    }
+    out
+}
+
+/// [`orthonormal_basis`] of `L` vector pairs side by side (the same operations in the same
+/// order, so the same bases to the bit); `None` for a pair that takes one of its special
+/// cases (a zero `u`, a `v` along `u`, non-finite numbers).
+pub(crate) fn orthonormal_basis_lanes<const L: usize>(
+    u: &[V; L],
+    v: &[V; L],
+) -> [Option<Matrix3<f64>>; L] {
+    // nalgebra's `norm` and `dot`, spelled out in its order
+    let norm = |a: &[[f64; L]; 3], l: usize| {
+        (0.0 + ((a[0][l] * a[0][l] + a[1][l] * a[1][l]) + a[2][l] * a[2][l])).sqrt()
+    };
+    let mut ok = [true; L];
+    let mut uu = [[0.0; L]; 3];
+    let mut vv = [[0.0; L]; 3];
+    for l in 0..L {
+        for j in 0..3 {
+            uu[j][l] = u[l][j];
+            vv[j][l] = v[l][j];
+        }
+    }
+    let mut e0 = [[0.0; L]; 3];
+    for l in 0..L {
+        let n = norm(&uu, l);
+        ok[l] &= n > 1e-300;
+        for j in 0..3 {
+            e0[j][l] = uu[j][l] / n;
+        }
+    }
+    let mut w = [[0.0; L]; 3];
+    for l in 0..L {
+        let d = (e0[0][l] * vv[0][l] + e0[1][l] * vv[1][l]) + e0[2][l] * vv[2][l];
+        for j in 0..3 {
+            w[j][l] = vv[j][l] - e0[j][l] * d;
+        }
+    }
+    let mut e1 = [[0.0; L]; 3];
+    for l in 0..L {
+        let n = norm(&w, l);
+        ok[l] &= n > 1e-150;
+        for j in 0..3 {
+            e1[j][l] = w[j][l] / n;
+        }
+    }
+    std::array::from_fn(|l| {
+        let a = V::new(e0[0][l], e0[1][l], e0[2][l]);
+        let b = V::new(e1[0][l], e1[1][l], e1[2][l]);
+        let c = a.cross(&b);
+        (ok[l] && (a.sum() + b.sum() + c.sum()).is_finite())
+            .then(|| Matrix3::from_columns(&[a, b, c]))
+    })
+}
+
 /// A unit vector in the null space of `a - l I` (largest cross product of two rows).
 fn null_vector(a: &Matrix3<f64>, l: f64) -> Option<V> {
+    let (v, found) = null_vector_candidate(a, l);
+    found.then_some(v)
+}
+
+/// [`null_vector`]'s candidate (the normalised largest cross product of two rows of
+/// `a - l I`) and whether it is one (that cross product is not negligible).
+#[inline(always)]
+fn null_vector_candidate(a: &Matrix3<f64>, l: f64) -> (V, bool) {
     let m = a - Matrix3::from_diagonal_element(l);
     let r0 = m.row(0).transpose();
     let r1 = m.row(1).transpose();
@@ -201,11 +319,7 @@ fn null_vector(a: &Matrix3<f64>, l: f64) -> Option<V> {
         2
     };
     let scale = m.norm_squared();
-    if n[k] > 1e-20 * scale * scale {
-        Some(c[k] / n[k].sqrt())
-    } else {
-        None
-    }
+    (c[k] / n[k].sqrt(), n[k] > 1e-20 * scale * scale)
 }
 
 fn principal_axes_jacobi(cov: &Matrix3<f64>) -> Matrix3<f64> {
@@ -444,6 +558,17 @@ pub(crate) fn gap_pruned(r: &Matrix3<f64>, t: &V, a: &V, b: &V, prune: f64) -> f
     best
 }
 
+/// A small deterministic xorshift generator of numbers in `[0, 1)`, for tests.
+#[cfg(test)]
+pub(crate) fn test_rng(mut s: u64) -> impl FnMut() -> f64 {
+    move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        (s >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -536,13 +661,7 @@ mod tests {
 
     #[test]
     fn gap_pruned_is_valid_and_prunes() {
-        let mut s = 0x2545_f491_4f6c_dd1du64;
-        let mut rnd = move || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut rnd = test_rng(0x2545_f491_4f6c_dd1d);
         let mut positive = 0;
         for _ in 0..2000 {
             let a = V::new(rnd(), rnd(), rnd()) * 0.5 + V::repeat(0.01);
@@ -608,6 +727,50 @@ mod tests {
                     && d[(1, 1)] >= d[(2, 2)] - 1e-9 * m.norm()
             );
         }
+    }
+
+    #[test]
+    fn side_by_side_solvers_are_the_scalar_ones() {
+        let mut rnd = test_rng(0x2545_f491_4f6c_dd1d);
+        let bits = |m: &Matrix3<f64>| m.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        // random covariances (of random points), and the ones that take the fallbacks:
+        // diagonal, isotropic, a double eigenvalue, zero, rank one
+        let mut covs: Vec<Matrix3<f64>> = (0..300)
+            .map(|_| {
+                let a = Matrix3::from_fn(|_, _| rnd() - 0.5);
+                a * a.transpose() * 10f64.powi((rnd() * 12.0) as i32 - 6)
+            })
+            .collect();
+        let u = V::new(1.0, 2.0, 3.0);
+        covs.extend([
+            Matrix3::from_diagonal(&V::new(3.0, 2.0, 1.0)),
+            Matrix3::identity(),
+            Matrix3::from_diagonal(&V::new(2.0, 2.0, 1.0)),
+            Matrix3::zeros(),
+            u * u.transpose(),
+            Matrix3::new(2.0, 1e-9, 0.0, 1e-9, 2.0, 0.0, 0.0, 0.0, 0.1),
+        ]);
+        for w in covs.windows(2) {
+            let got = principal_axes_lanes(&[w[0], w[1]]);
+            for (g, c) in got.iter().zip(w) {
+                assert_eq!(bits(g), bits(&principal_axes(c)), "{c}");
+            }
+        }
+        let vs: Vec<V> = (0..200)
+            .map(|_| V::new(rnd() - 0.5, rnd() - 0.5, rnd() - 0.5))
+            .chain([V::zeros(), V::x(), V::x() * 2.0, V::new(f64::NAN, 0.0, 1.0)])
+            .collect();
+        let mut special = 0;
+        for w in vs.windows(4) {
+            let (us, ws) = ([w[0], w[1], w[2], w[3]], [w[3], w[2], w[1], w[0]]);
+            for (l, got) in orthonormal_basis_lanes(&us, &ws).iter().enumerate() {
+                match got {
+                    Some(m) => assert_eq!(bits(m), bits(&orthonormal_basis(&us[l], &ws[l]))),
+                    None => special += 1,
+                }
+            }
+        }
+        assert!(special > 0);
     }
 
     #[test]

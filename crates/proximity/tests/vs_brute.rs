@@ -117,7 +117,11 @@ proptest! {
         // error allowances
         let req = DistanceRequest { rel_err: rel, abs_err: abs, upper_bound: f64::INFINITY };
         let r = distance(&pa, &a, &pb, &b, &req, &mut fresh).unwrap();
-        prop_assert!(r.distance >= bd.distance * (1.0 - 1e-12));
+        // (never below the true distance beyond rounding: the query works in a's frame, the brute
+        // force in the world frame, so the two differ by a few ulps of the coordinates — 3e-17 m
+        // on a 3e-5 m distance in a saved case, 1e-12 of it)
+        prop_assert!(r.distance >= bd.distance - 1e-9 * bd.distance.max(1e-12),
+            "{} below the brute force {}", r.distance, bd.distance);
         prop_assert!(r.distance - bd.distance <= (rel * bd.distance).max(abs) + 1e-12);
         let ta = a.triangle(r.triangle_a as usize).map(|p| pa * p);
         prop_assert!(dist_point_triangle(&r.point_a, &ta) < 1e-9);
@@ -126,7 +130,7 @@ proptest! {
             let tr = tolerance(&pa, &a, &pb, &b, t, &mut ws);
             prop_assert_eq!(tr.closer_than, bd.distance < t, "t {} d {}", t, bd.distance);
             if let Some(w) = tr.witness {
-                prop_assert!(w.distance < t && w.distance >= bd.distance * (1.0 - 1e-12));
+                prop_assert!(w.distance < t && w.distance >= bd.distance - 1e-9 * bd.distance.max(1e-12));
             }
         }
         // root lower bound
