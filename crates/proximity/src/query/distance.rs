@@ -4,7 +4,7 @@
 use nalgebra::{Isometry3, Matrix3, Point3, Vector3};
 
 use super::pose::{finite_split, guard, xf};
-use super::traverse::{descend_a, relative};
+use super::traverse::{relative, split_a_for_distance};
 use super::workspace::HeapPair;
 use super::QueryWorkspace;
 use crate::model::Model;
@@ -204,7 +204,7 @@ pub(super) fn distance_impl(
                     thr = threshold(&best);
                     break;
                 }
-                let (c1, c2) = if descend_a(na, nb) {
+                let (c1, c2) = if split_a_for_distance(na, nb, r, t) {
                     ((ia + 1, ib), (na.right, ib))
                 } else {
                     ((ia, ib + 1), (ia, nb.right))

@@ -23,3 +23,33 @@ pub(super) fn relative(
 pub(super) fn descend_a(na: &Node, nb: &Node) -> bool {
     nb.is_leaf() || (!na.is_leaf() && na.size >= nb.size)
 }
+
+/// Split `na` (rather than `nb`) in the distance traversal (`b` placed in a's frame by `r`,
+/// `t`)? The node whose box reaches further along the line between the two box centres is
+/// split, and a leaf never is. The lower bound is loosest where a box reaches towards the
+/// other; a flat box lying across that line bounds its contents tightly already, however large
+/// it is. On the RX60 links this needs 17 % (original meshes) to 38 % (refined 144 times)
+/// fewer box tests than splitting the larger box (`rpq_scale`; docs/proximity.md).
+#[inline(always)]
+pub(super) fn split_a_for_distance(
+    na: &Node,
+    nb: &Node,
+    r: &Matrix3<f64>,
+    t: &Vector3<f64>,
+) -> bool {
+    if nb.is_leaf() {
+        return true;
+    }
+    if na.is_leaf() {
+        return false;
+    }
+    // b's box centre minus a's (a's model frame), then in a's box axes and in b's
+    let u = r * nb.center + t - na.center;
+    let ua = na.rot.tr_mul(&u);
+    let ub = nb.rot.tr_mul(&r.tr_mul(&u));
+    // a box's half width along u, times |u| (the same factor on both sides)
+    let reach = |h: &Vector3<f64>, v: &Vector3<f64>| {
+        h[0] * v[0].abs() + h[1] * v[1].abs() + h[2] * v[2].abs()
+    };
+    reach(&na.half, &ua) >= reach(&nb.half, &ub)
+}
