@@ -6,6 +6,7 @@
 //! inside that one namespace, so each takes its own ROS domain from [`next_domain_id`].
 #![warn(missing_docs)]
 
+pub mod controller_bag;
 pub mod fuzz;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

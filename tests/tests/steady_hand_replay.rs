@@ -28,31 +28,28 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use nalgebra::{DVector, Isometry3, Translation3, UnitQuaternion, Vector6};
-use rpq_bag::writer::{BagWriter, TopicSpec};
-use rpq_bag::{BagReader, QosProfile};
+use rpq_bag::BagReader;
 use rpq_ros::cdr;
 use rpq_ros::clock::{clock_qos, CLOCK_TOPIC};
 use rpq_ros::interfaces::rpq_interfaces::msg::AdmittanceStatus;
-use rpq_ros::msg::builtin_interfaces::Time;
 use rpq_ros::msg::geometry_msgs::{Transform, TransformStamped, Wrench, WrenchStamped};
 use rpq_ros::msg::rosgraph_msgs::Clock;
 use rpq_ros::msg::sensor_msgs::JointState;
 use rpq_ros::msg::std_msgs::Header;
 use rpq_ros::msg::tf2_msgs::TFMessage;
 use rpq_ros::msg::RosMessage;
-use rpq_ros::params::Params;
 use rpq_ros::srv::std_srvs::{Trigger, TriggerRequest};
 use rpq_ros::{args::RosArgs, env::RosEnv, node::RosNode};
+use rpq_tests::controller_bag::{controller_params, input_bag, log_ns, max_abs_diff, stamp, T0};
 use rpq_tests::{
     bin, commands_on_bag_time, controller_replay, distinct_nonzero, repo_root, run_with_timeout,
     rx60_robot, rx60_urdf, status_bag_time, NodeProcess, TestEnv,
 };
 use steady_hand::admittance::{AdmittanceCore, JointInput, Output};
 use steady_hand::convert::{wrench_input, JointOrder};
-use steady_hand::settings::{controller_declarations, AdmittanceControllerParams};
+use steady_hand::settings::AdmittanceControllerParams;
 use steady_hand::wrench::{gravity_wrench, reexpress};
 
-const T0: u64 = 1_795_000_000_000_000_000;
 const START: [f64; 6] = [0.0, 0.5, 1.5, 0.0, 1.14, 0.0];
 const PUSH: f64 = 4.0;
 const BIAS: [f64; 6] = [0.8, -0.5, 0.6, 0.03, 0.0, -0.02];
@@ -80,18 +77,6 @@ fn mount() -> Isometry3<f64> {
         Translation3::new(0.0, 0.0, 0.04),
         UnitQuaternion::from_euler_angles(0.0, 0.0, 0.7),
     )
-}
-
-fn stamp(t: f64) -> Time {
-    let n = T0 + (t * 1e9).round() as u64;
-    Time {
-        sec: (n / 1_000_000_000) as i32,
-        nanosec: (n % 1_000_000_000) as u32,
-    }
-}
-
-fn log_ns(t: f64) -> u64 {
-    T0 + (t * 1e9).round() as u64
 }
 
 /// The robot's joints at bag time `t`, and their velocities.
@@ -152,17 +137,7 @@ fn raw_wrench(t: f64, ft: &steady_hand::wrench::FtConfig) -> [f64; 6] {
 }
 
 fn params() -> AdmittanceControllerParams {
-    let config =
-        std::fs::read_to_string(repo_root().join("config/admittance_controller.yaml")).unwrap();
-    let extra = replay_yaml();
-    let p = Params::resolve(
-        &controller_declarations(),
-        "/admittance_controller",
-        &[("config", &config), ("replay", &extra)],
-        &[],
-    )
-    .unwrap();
-    AdmittanceControllerParams::load(&p).unwrap()
+    controller_params(&replay_yaml())
 }
 
 fn write_bag(dir: &Path) {
@@ -170,30 +145,10 @@ fn write_bag(dir: &Path) {
     let ft = s.core_config().unwrap().ft;
     let robot = rx60_robot();
     let names: Vec<String> = robot.joint_names().map(str::to_string).collect();
-    let mut w = BagWriter::create(dir).unwrap();
-    for (topic, ty, def, qos) in [
-        (
-            "/wrench",
-            WrenchStamped::TYPE_NAME,
-            WrenchStamped::definition(),
-            QosProfile::rclcpp_default(),
-        ),
-        (
-            "/joint_states",
-            JointState::TYPE_NAME,
-            JointState::definition(),
-            QosProfile::rclcpp_default(),
-        ),
-        (
-            "/tf_static",
-            TFMessage::TYPE_NAME,
-            TFMessage::definition(),
-            QosProfile::latched(),
-        ),
-    ] {
-        w.add_topic(TopicSpec::new(topic, ty, &def).with_qos(vec![qos]))
-            .unwrap();
-    }
+    let mut w = input_bag(
+        dir,
+        ("/tf_static", TFMessage::TYPE_NAME, &TFMessage::definition()),
+    );
     let m = mount();
     let tf = TFMessage {
         transforms: vec![TransformStamped {
@@ -330,13 +285,6 @@ fn replica(bag: &BagReader, lag: bool) -> Vec<(f64, Option<Vec<f64>>)> {
     out
 }
 
-fn max_diff(a: &[f64], b: &[f64]) -> f64 {
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (x - y).abs())
-        .fold(0.0, f64::max)
-}
-
 #[test]
 fn replayed_inputs_give_the_cores_commands_phase_by_phase() {
     let env = TestEnv::new();
@@ -441,7 +389,7 @@ fn replayed_inputs_give_the_cores_commands_phase_by_phase() {
         let hit = (k..a.len()).find(|&i| {
             [&a[i].1, &b[i].1]
                 .iter()
-                .any(|o| o.as_ref().is_some_and(|o| max_diff(o, c) < 1e-9))
+                .any(|o| o.as_ref().is_some_and(|o| max_abs_diff(o, c) < 1e-9))
         });
         match hit {
             Some(i) => k = i,

@@ -38,18 +38,16 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use nalgebra::{DVector, Point3, Vector3, Vector6};
-use rpq_bag::writer::{BagWriter, TopicSpec};
-use rpq_bag::{BagReader, QosProfile};
+use rpq_bag::BagReader;
 use rpq_kinematics::{Robot, TriMesh};
 use rpq_ros::cdr;
 use rpq_ros::interfaces::rpq_interfaces::msg::{AdmittanceStatus, ProtectionMeshes};
-use rpq_ros::msg::builtin_interfaces::Time;
 use rpq_ros::msg::geometry_msgs::{Wrench, WrenchStamped};
 use rpq_ros::msg::sensor_msgs::JointState;
 use rpq_ros::msg::std_msgs::Header;
 use rpq_ros::msg::RosMessage;
-use rpq_ros::params::Params;
 use rpq_surgery::{DistanceProbe, Placement, ProtectionKind, ProtectionSet};
+use rpq_tests::controller_bag::{controller_params, input_bag, log_ns, max_abs_diff, stamp, T0};
 use rpq_tests::{
     bin, commands_on_bag_time, controller_replay, distinct_nonzero, repo_root, run_with_timeout,
     rx60_robot, rx60_urdf, status_bag_time, NodeProcess, TestEnv,
@@ -59,10 +57,9 @@ use steady_hand::convert::{wrench_input, JointOrder};
 use steady_hand::protection_filter::{
     config_from_params, protections_from_msg, ProtectionConfig, ProtectionFilter,
 };
-use steady_hand::settings::{controller_declarations, AdmittanceControllerParams};
+use steady_hand::settings::AdmittanceControllerParams;
 use virtual_protection::server::mesh_msg;
 
-const T0: u64 = 1_795_000_000_000_000_000;
 const START: [f64; 6] = [0.0, 0.5, 1.5, 0.0, 1.14, 0.0];
 const END: f64 = 6.5;
 const SWAP_AT: f64 = 3.8;
@@ -93,35 +90,13 @@ fn replay_yaml(tool_radius: f64) -> String {
 }
 
 fn params(tool_radius: f64) -> AdmittanceControllerParams {
-    let config =
-        std::fs::read_to_string(repo_root().join("config/admittance_controller.yaml")).unwrap();
-    let extra = replay_yaml(tool_radius);
-    let p = Params::resolve(
-        &controller_declarations(),
-        "/admittance_controller",
-        &[("config", &config), ("replay", &extra)],
-        &[],
-    )
-    .unwrap();
-    AdmittanceControllerParams::load(&p).unwrap()
+    controller_params(&replay_yaml(tool_radius))
 }
 
 fn protection_config(tool_radius: f64) -> ProtectionConfig {
     config_from_params(&params(tool_radius).forbidden_region)
         .unwrap()
         .unwrap()
-}
-
-fn stamp(t: f64) -> Time {
-    let n = log_ns(t);
-    Time {
-        sec: (n / 1_000_000_000) as i32,
-        nanosec: (n % 1_000_000_000) as u32,
-    }
-}
-
-fn log_ns(t: f64) -> u64 {
-    T0 + (t * 1e9).round() as u64
 }
 
 fn bag_t(ns: u64) -> f64 {
@@ -354,30 +329,14 @@ fn generate() -> Vec<(u64, &'static str, Vec<u8>)> {
 
 fn write_bag(dir: &Path) {
     let _ = std::fs::remove_dir_all(dir);
-    let mut w = BagWriter::create(dir).unwrap();
-    for (topic, ty, def, qos) in [
-        (
-            "/wrench",
-            WrenchStamped::TYPE_NAME,
-            WrenchStamped::definition(),
-            QosProfile::rclcpp_default(),
-        ),
-        (
-            "/joint_states",
-            JointState::TYPE_NAME,
-            JointState::definition(),
-            QosProfile::rclcpp_default(),
-        ),
+    let mut w = input_bag(
+        dir,
         (
             PROTECTIONS,
             ProtectionMeshes::TYPE_NAME,
-            ProtectionMeshes::definition(),
-            QosProfile::latched(),
+            &ProtectionMeshes::definition(),
         ),
-    ] {
-        w.add_topic(TopicSpec::new(topic, ty, &def).with_qos(vec![qos]))
-            .unwrap();
-    }
+    );
     for (t, topic, data) in generate() {
         w.write_to_topic(topic, t, t, &data).unwrap();
     }
@@ -460,13 +419,6 @@ fn replica(bag: &BagReader, tool_radius: f64, order: Order, swap: bool) -> Comma
     out
 }
 
-fn max_diff(a: &[f64], b: &[f64]) -> f64 {
-    a.iter()
-        .zip(b)
-        .map(|(x, y)| (x - y).abs())
-        .fold(0.0, f64::max)
-}
-
 /// A replica's answer to one wrench: its bag time and the joint velocities (`None`: no motion).
 type Command = (f64, Option<Vec<f64>>);
 type Commands = Vec<Command>;
@@ -486,9 +438,11 @@ fn unmatched<'a>(
     let mut missed = Vec::new();
     for c in commands {
         let hit = (k..n).find(|&i| {
-            replicas
-                .iter()
-                .any(|r| r[i].1.as_ref().is_some_and(|o| max_diff(o, &c.1) < 1e-9))
+            replicas.iter().any(|r| {
+                r[i].1
+                    .as_ref()
+                    .is_some_and(|o| max_abs_diff(o, &c.1) < 1e-9)
+            })
         });
         match hit {
             Some(i) => k = i,
