@@ -17,7 +17,7 @@ use rpq_tests::{bin, repo_root, NodeProcess, PeerOutput, TestEnv};
 use serde_yaml::Value;
 
 mod surgery_common;
-use surgery_common::Patient;
+use surgery_common::{points_yaml, Patient};
 
 const READY: &str = "virtual_protection ready";
 
@@ -32,25 +32,32 @@ fn seq(v: &Value) -> &Vec<Value> {
         .unwrap_or_else(|| panic!("not a sequence: {v:?}"))
 }
 
-/// A number as YAML (`.nan` for NaN, which rclpy's peer reads as a float).
-fn num(v: f64) -> String {
-    if v.is_nan() {
-        ".nan".into()
-    } else {
-        format!("{v:?}")
-    }
-}
-
-fn points_yaml(pts: &[Point3<f64>]) -> String {
-    let items: Vec<String> = pts
-        .iter()
-        .map(|p| format!("{{x: {}, y: {}, z: {}}}", num(p.x), num(p.y), num(p.z)))
-        .collect();
-    format!("[{}]", items.join(", "))
-}
-
 fn call(env: &TestEnv, service: &str, ty: &str, requests: &[String]) -> Vec<Value> {
     env.call_service(service, ty, requests, &["--timeout", "60"])
+}
+
+/// The latched `~/protections` message as rclpy decodes it (its `data`).
+fn protections(env: &TestEnv) -> Value {
+    let out = echo(
+        env,
+        "/virtual_protection/protections",
+        "rpq_interfaces/msg/ProtectionMeshes",
+        "latched",
+    );
+    out.record("message")["data"].clone()
+}
+
+/// Name and triangle count of each mesh of a protections message.
+fn meshes(msg: &Value) -> Vec<(String, usize)> {
+    seq(&msg["meshes"])
+        .iter()
+        .map(|m| {
+            (
+                m["name"].as_str().unwrap().to_string(),
+                seq(&m["triangles"]).len() / 3,
+            )
+        })
+        .collect()
 }
 
 fn echo(env: &TestEnv, topic: &str, ty: &str, qos: &str) -> PeerOutput {
@@ -340,24 +347,17 @@ fn rclpy_generates_protections_and_reads_meshes_and_markers() {
 
     // the latched set and its markers, decoded by rclpy (a late joiner must get only the set in
     // force: the node opens a fresh writer per change, see its main.rs)
-    let out = echo(
-        &env,
-        "/virtual_protection/protections",
-        "rpq_interfaces/msg/ProtectionMeshes",
-        "latched",
-    );
-    let msg = &out.record("message")["data"];
+    let msg = protections(&env);
     assert_eq!(msg["header"]["frame_id"].as_str(), Some("world"));
-    let names: Vec<&str> = seq(&msg["meshes"])
-        .iter()
-        .map(|m| m["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(names, ["patient", "shield", "cutting_aid"]);
-    let tri_counts: Vec<usize> = seq(&msg["meshes"])
-        .iter()
-        .map(|m| seq(&m["triangles"]).len() / 3)
-        .collect();
-    assert_eq!(tri_counts, [patient_triangles, 2 * n * n, 2 * n * n - n]);
+    let names: Vec<(String, usize)> = meshes(&msg);
+    assert_eq!(
+        names,
+        [
+            ("patient".to_string(), patient_triangles),
+            ("shield".to_string(), 2 * n * n),
+            ("cutting_aid".to_string(), 2 * n * n - n)
+        ]
+    );
     let out = echo(
         &env,
         "/virtual_protection/protection_markers",
@@ -389,15 +389,9 @@ fn rclpy_generates_protections_and_reads_meshes_and_markers() {
         out.record("response")["response"]["success"].as_bool(),
         Some(true)
     );
-    let out = echo(
-        &env,
-        "/virtual_protection/protections",
-        "rpq_interfaces/msg/ProtectionMeshes",
-        "latched",
-    );
-    let names: Vec<String> = seq(&out.record("message")["data"]["meshes"])
-        .iter()
-        .map(|m| m["name"].as_str().unwrap().to_string())
+    let names: Vec<String> = meshes(&protections(&env))
+        .into_iter()
+        .map(|(name, _)| name)
         .collect();
     assert_eq!(names, ["patient"]);
 
@@ -421,16 +415,10 @@ fn rclpy_generates_protections_and_reads_meshes_and_markers() {
         "{:?}",
         r[0]["mesh"]
     );
-    let out = echo(
-        &env,
-        "/virtual_protection/protections",
-        "rpq_interfaces/msg/ProtectionMeshes",
-        "latched",
-    );
-    let shield_triangles: Vec<usize> = seq(&out.record("message")["data"]["meshes"])
-        .iter()
-        .filter(|m| m["name"].as_str() == Some("shield"))
-        .map(|m| seq(&m["triangles"]).len() / 3)
+    let shield_triangles: Vec<usize> = meshes(&protections(&env))
+        .into_iter()
+        .filter(|(name, _)| name == "shield")
+        .map(|(_, triangles)| triangles)
         .collect();
     assert_eq!(shield_triangles, [2 * 64 * 64]);
     drop(node);

@@ -19,7 +19,7 @@ use rpq_tests::{bin, repo_root, rx60_urdf, NodeProcess, TestEnv};
 use serde_yaml::Value;
 
 mod surgery_common;
-use surgery_common::Patient;
+use surgery_common::{points_yaml, Patient};
 
 const N: usize = 32;
 
@@ -27,14 +27,6 @@ fn f(v: &Value) -> f64 {
     v.as_f64()
         .or_else(|| v.as_i64().map(|i| i as f64))
         .unwrap_or_else(|| panic!("not a number: {v:?}"))
-}
-
-fn points_yaml(pts: &[Point3<f64>]) -> String {
-    let items: Vec<String> = pts
-        .iter()
-        .map(|p| format!("{{x: {:?}, y: {:?}, z: {:?}}}", p.x, p.y, p.z))
-        .collect();
-    format!("[{}]", items.join(", "))
 }
 
 /// A `~/min_distance` or `~/check_collision` request at the RX60's joints `q`.

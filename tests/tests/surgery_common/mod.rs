@@ -10,6 +10,23 @@ use rpq_proximity::Model;
 use rpq_surgery::phantom::{cranium_phantom, cut_outline, CutOutlineSpec, PhantomSpec};
 use rpq_surgery::{generate_shield, MeshGround, Outline, Shield, ShieldSpec};
 
+/// Outline points as a YAML list of `geometry_msgs/Point` (`.nan` for NaN, which rclpy's peer
+/// reads as a float).
+pub fn points_yaml(pts: &[Point3<f64>]) -> String {
+    let num = |v: f64| {
+        if v.is_nan() {
+            ".nan".to_string()
+        } else {
+            format!("{v:?}")
+        }
+    };
+    let items: Vec<String> = pts
+        .iter()
+        .map(|p| format!("{{x: {}, y: {}, z: {}}}", num(p.x), num(p.y), num(p.z)))
+        .collect();
+    format!("[{}]", items.join(", "))
+}
+
 /// The patient of the surgery tests and what `rpq_surgery` makes of it directly.
 pub struct Patient {
     /// The phantom's binary STL (the file the nodes load).
