@@ -90,6 +90,16 @@ mod tests {
     }
 
     #[test]
+    fn reply_mesh_default_is_the_reply_limit() {
+        // the parameter's default is the one reply limit of rpq_ros (one loopback datagram)
+        let s = load("").unwrap();
+        assert_eq!(
+            usize::try_from(s.params.reply_mesh_max_bytes).unwrap(),
+            rpq_ros::service::MAX_REPLY_BYTES
+        );
+    }
+
+    #[test]
     fn bad_settings_are_refused_naming_the_parameter() {
         assert!(load("").is_ok());
         let err = |extra: &str| load(extra).unwrap_err().to_string();
