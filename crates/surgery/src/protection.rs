@@ -166,19 +166,24 @@ impl ProtectionSet {
     /// points to the allowed side). A controller should load a new set only when the tool is
     /// [`Placement::Clear`] of it: the navigation keeps the tool on the side it is on, so a
     /// protection loaded over the tool would hold it inside.
+    ///
+    /// Cheap enough to ask every control period: the nearest triangle is looked for in balls
+    /// growing from `radius` to `reach` (every triangle within a ball is gathered, so the
+    /// nearest one found is the nearest of the mesh), not by gathering every triangle within
+    /// `reach` (all of a small shield or cutting aid).
     pub fn placement(&self, p: &Point3<f64>, radius: f64, reach: f64) -> Placement {
         let mut ws = SweepWorkspace::new();
         let mut hits: Vec<SegmentHit> = Vec::new();
+        let reach = reach.max(radius);
         for prot in &self.items {
-            segment_within(
-                &prot.pose,
-                &prot.model,
-                p,
-                p,
-                reach.max(radius),
-                &mut ws,
-                &mut hits,
-            );
+            let mut ball = radius.max(1e-4).min(reach);
+            loop {
+                segment_within(&prot.pose, &prot.model, p, p, ball, &mut ws, &mut hits);
+                if !hits.is_empty() || ball >= reach || !ball.is_finite() {
+                    break;
+                }
+                ball = (ball * 4.0).min(reach);
+            }
             let Some(h) = hits.iter().min_by(|a, b| a.distance.total_cmp(&b.distance)) else {
                 continue;
             };

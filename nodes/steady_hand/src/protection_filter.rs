@@ -21,7 +21,10 @@
 //! command moves from the old set's correction to the new one's, and the blended velocity is
 //! navigated once more against the new set, so the new protections act at once and the
 //! command has no jump from the ones that went away. Until a first set arrives the filter
-//! commands no linear motion (forbidden-region mode without protections would be unsafe).
+//! commands no linear motion (forbidden-region mode without protections would be unsafe). A set
+//! handed in with a tag ([`ProtectionInbox::submit_tagged`]; the node uses the stamp of the
+//! message) is reported by that tag once in force ([`ProtectionInbox::in_force`]), so whoever
+//! watches the controller (its status) knows which protections act, not only which were sent.
 //!
 //! ```
 //! use nalgebra::{Point3, Vector3};
@@ -117,10 +120,12 @@ impl ProtectionConfig {
 
 #[derive(Default)]
 struct Shared {
-    /// The newest set handed in and not yet taken by the filter.
-    incoming: Option<ProtectionSet>,
+    /// The newest set handed in and not yet taken by the filter, with its tag.
+    incoming: Option<(ProtectionSet, u64)>,
     /// Sets put in force so far.
     loaded: u64,
+    /// The tag of the set in force (0: none, or an untagged set).
+    in_force: u64,
     /// The set waiting for the tool to be clear of it: why.
     waiting: Option<String>,
 }
@@ -141,8 +146,15 @@ impl std::fmt::Debug for ProtectionInbox {
 impl ProtectionInbox {
     /// Hands in a new set (it replaces one handed in before and not yet taken).
     pub fn submit(&self, set: ProtectionSet) {
+        self.submit_tagged(set, 0);
+    }
+
+    /// Hands in a new set with a tag that names it (the node: the stamp of the message it came
+    /// in); [`ProtectionInbox::in_force`] tells the tag once the set is in force, so an
+    /// observer knows which protections the filter enforces, not only which were sent.
+    pub fn submit_tagged(&self, set: ProtectionSet, tag: u64) {
         if let Ok(mut s) = self.0.lock() {
-            s.incoming = Some(set);
+            s.incoming = Some((set, tag));
         }
     }
 
@@ -151,22 +163,42 @@ impl ProtectionInbox {
         self.0.lock().map_or(0, |s| s.loaded)
     }
 
+    /// The tag of the set in force (0: none yet, or it was handed in untagged).
+    pub fn in_force(&self) -> u64 {
+        self.0.lock().map_or(0, |s| s.in_force)
+    }
+
     /// Why the newest set is not in force yet (`None`: nothing waiting).
     pub fn waiting(&self) -> Option<String> {
         self.0.lock().ok().and_then(|s| s.waiting.clone())
     }
 
     /// The filter's side: never blocks (a locked inbox is read next period).
-    fn take(&self) -> Option<ProtectionSet> {
+    fn take(&self) -> Option<(ProtectionSet, u64)> {
         self.0.try_lock().ok().and_then(|mut s| s.incoming.take())
     }
 
-    fn report(&self, loaded: bool, waiting: Option<String>) {
-        if let Ok(mut s) = self.0.try_lock() {
-            s.loaded += u64::from(loaded);
-            s.waiting = waiting;
-        }
+    /// The filter's side: its state, written whole (a busy inbox is written next period, so
+    /// nothing is lost).
+    fn report(&self, state: &Report) -> bool {
+        let Ok(mut s) = self.0.try_lock() else {
+            return false;
+        };
+        s.loaded = state.loaded;
+        s.in_force = state.in_force;
+        s.waiting.clone_from(&state.waiting);
+        true
     }
+}
+
+/// What the filter tells its inbox.
+#[derive(Clone, Debug, Default)]
+struct Report {
+    loaded: u64,
+    in_force: u64,
+    waiting: Option<String>,
+    /// Not written to the inbox yet.
+    due: bool,
 }
 
 /// The old correction while a new set blends in: `None` is "no linear motion" (no set was in
@@ -181,7 +213,10 @@ pub struct ProtectionFilter {
     cfg: ProtectionConfig,
     navigator: SurfaceNavigator,
     has_set: bool,
-    pending: Option<ProtectionSet>,
+    /// A set waiting for the tool to be clear of it: (the set, its tag, its protections that
+    /// are not in force yet — computed once, comparing meshes costs ~1 ms for the phantom).
+    pending: Option<(ProtectionSet, u64, ProtectionSet)>,
+    report: Report,
     blend: Option<Blend>,
     inbox: ProtectionInbox,
     last: Option<Outcome>,
@@ -209,6 +244,7 @@ impl ProtectionFilter {
             navigator,
             has_set,
             pending: None,
+            report: Report::default(),
             blend: None,
             inbox: ProtectionInbox::default(),
             last: None,
@@ -247,24 +283,31 @@ impl ProtectionFilter {
 
     /// Puts a waiting set in force when the tool at `p` is clear of it.
     fn take_new_set(&mut self, p: &Point3<f64>) {
-        if let Some(set) = self.inbox.take() {
-            self.pending = Some(set);
-        }
-        let Some(set) = self.pending.take() else {
-            return;
-        };
-        // only the protections the tool does not feel yet decide (the tool may be sliding on
-        // one already in force, at exactly radius + margin + skin)
-        let current = self.navigator.protections();
-        let mut fresh = ProtectionSet::new();
-        for q in set.items() {
-            let known = current.get(&q.name).is_some_and(|c| same_protection(c, q));
-            if !known {
-                fresh.insert(q.clone());
+        if let Some((set, tag)) = self.inbox.take() {
+            // only the protections the tool does not feel yet decide (the tool may be sliding
+            // on one already in force, at exactly radius + margin + skin); the set in force
+            // changes only when a pending set goes in force, so this is computed once per set
+            let current = self.navigator.protections();
+            let mut fresh = ProtectionSet::new();
+            for q in set.items() {
+                let known = current.get(&q.name).is_some_and(|c| same_protection(c, q));
+                if !known {
+                    fresh.insert(q.clone());
+                }
             }
+            self.pending = Some((set, tag, fresh));
         }
+        if let Some((set, tag, fresh)) = self.pending.take() {
+            self.try_set(p, set, tag, fresh);
+        }
+        if self.report.due && self.inbox.report(&self.report) {
+            self.report.due = false;
+        }
+    }
+
+    fn try_set(&mut self, p: &Point3<f64>, set: ProtectionSet, tag: u64, fresh: ProtectionSet) {
         let r = self.cfg.radius + self.cfg.margin;
-        match fresh.placement(p, r, 0.05) {
+        let why = match fresh.placement(p, r, 0.05) {
             Placement::Clear => {
                 let old = self.navigator.set_protections(set);
                 let old = if self.has_set {
@@ -274,22 +317,22 @@ impl ProtectionFilter {
                 };
                 self.blend = (self.cfg.blend > 0.0).then_some(Blend { old, elapsed: 0.0 });
                 self.has_set = true;
-                self.inbox.report(true, None);
+                self.report.loaded += 1;
+                self.report.in_force = tag;
+                self.report.waiting = None;
+                self.report.due = true;
+                return;
             }
-            other => {
-                let why = match other {
-                    Placement::Overlapping { name, distance } => {
-                        format!("the tool overlaps '{name}' ({:.2} mm)", distance * 1e3)
-                    }
-                    Placement::ForbiddenSide { name, .. } => {
-                        format!("the tool is on the forbidden side of '{name}'")
-                    }
-                    Placement::Clear => String::new(),
-                };
-                self.inbox.report(false, Some(why));
-                self.pending = Some(set);
+            Placement::Overlapping { name, distance } => {
+                format!("the tool overlaps '{name}' ({:.2} mm)", distance * 1e3)
             }
-        }
+            Placement::ForbiddenSide { name, .. } => {
+                format!("the tool is on the forbidden side of '{name}'")
+            }
+        };
+        self.report.waiting = Some(why);
+        self.report.due = true;
+        self.pending = Some((set, tag, fresh));
     }
 }
 
@@ -492,6 +535,20 @@ pub fn protections_from_msg(
         )?);
     }
     Ok(set)
+}
+
+/// The tag naming a set that came in a message stamped `stamp` (see
+/// [`ProtectionInbox::submit_tagged`]; 0 only for the zero stamp).
+pub fn stamp_tag(stamp: &rpq_ros::msg::builtin_interfaces::Time) -> u64 {
+    (u64::from(stamp.sec as u32) << 32) | u64::from(stamp.nanosec)
+}
+
+/// The stamp a tag was made from ([`stamp_tag`]'s inverse; 0 gives the zero stamp).
+pub fn tag_stamp(tag: u64) -> rpq_ros::msg::builtin_interfaces::Time {
+    rpq_ros::msg::builtin_interfaces::Time {
+        sec: (tag >> 32) as u32 as i32,
+        nanosec: tag as u32,
+    }
 }
 
 #[cfg(test)]

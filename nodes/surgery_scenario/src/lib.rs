@@ -13,6 +13,9 @@
 //!   joint states coming closer than the bit radius to a protection, by the engine's
 //!   mesh-mesh distance, as in `rpq_surgery::scenario`), cut accuracy, status lines, summary
 //!   and plots (`rpq_surgery::scenario::report`);
+//! * [`InForce`]: which of the received protection sets the controller enforces (its status
+//!   names the set by the stamp of the message it came in), so the run is measured against
+//!   the protections that act, not against those merely sent;
 //! * [`sensor_wrench`]: the force at the bit as the F/T sensor behind the drill reads it.
 #![warn(missing_docs)]
 
@@ -418,6 +421,58 @@ impl Monitor {
     }
 }
 
+/// The protection sets received (by tag: the stamp of the message they came in) and the one
+/// the controller has in force. The controller puts a new set in force only once the tool is
+/// clear of it, and it converts the set on its own time: measuring against a set from its
+/// arrival at the surgeon would count the tool inside a protection the controller does not
+/// enforce yet (a cutting aid generated while the bit is where the aid goes) as a penetration.
+#[derive(Debug, Default)]
+pub struct InForce {
+    /// Newest last, at most [`InForce::KEEP`].
+    received: Vec<(u64, ProtectionSet)>,
+    /// The tag the controller reports in force (0: none).
+    wanted: u64,
+    /// The tag of the set handed out last (0: none).
+    applied: u64,
+}
+
+impl InForce {
+    /// Sets kept while the controller has not reported them (a newer one replaces the older).
+    pub const KEEP: usize = 8;
+
+    /// A set received under `tag`; gives it back if it is the one the controller already
+    /// reports in force (the surgeon converted it after the controller).
+    pub fn received(&mut self, tag: u64, set: ProtectionSet) -> Option<ProtectionSet> {
+        self.received.retain(|(t, _)| *t != tag);
+        self.received.push((tag, set));
+        if self.received.len() > Self::KEEP {
+            self.received.remove(0);
+        }
+        self.next()
+    }
+
+    /// The controller reports the set `tag` in force; gives the set to measure against when
+    /// that changed and the set is known (else when it arrives).
+    pub fn in_force(&mut self, tag: u64) -> Option<ProtectionSet> {
+        self.wanted = tag;
+        self.next()
+    }
+
+    /// The tag of the set measured against (0: none yet).
+    pub fn applied(&self) -> u64 {
+        self.applied
+    }
+
+    fn next(&mut self) -> Option<ProtectionSet> {
+        if self.wanted == 0 || self.wanted == self.applied {
+            return None;
+        }
+        let (_, set) = self.received.iter().find(|(t, _)| *t == self.wanted)?;
+        self.applied = self.wanted;
+        Some(set.clone())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -458,6 +513,48 @@ mod tests {
         }
         let text = std::fs::read_to_string(file).unwrap();
         assert!(text.contains(&line), "{file} does not hold {line}");
+    }
+
+    #[test]
+    fn the_run_is_measured_against_the_set_the_controller_enforces() {
+        use rpq_surgery::{Protection, ProtectionKind};
+        let sheet = |name: &str| {
+            let mesh = rpq_kinematics::TriMesh::new(
+                vec![
+                    Point3::new(0.0, 0.0, 0.0),
+                    Point3::new(1.0, 0.0, 0.0),
+                    Point3::new(0.0, 1.0, 0.0),
+                ],
+                vec![[0, 1, 2]],
+            )
+            .unwrap();
+            Protection::from_mesh(name, ProtectionKind::Other, &mesh, Isometry3::identity())
+                .unwrap()
+        };
+        let one = ProtectionSet::new().with(sheet("a"));
+        let two = one.clone().with(sheet("b"));
+        let mut f = InForce::default();
+        // received first, in force later: nothing until the controller says so
+        assert!(f.received(10, one.clone()).is_none());
+        assert!(f.received(20, two.clone()).is_none());
+        assert!(f.in_force(0).is_none());
+        assert_eq!(f.in_force(10).unwrap().len(), 1);
+        assert_eq!(f.applied(), 10);
+        // repeated statuses hand nothing out again
+        assert!(f.in_force(10).is_none());
+        // the controller was faster than the surgeon's conversion: handed out on arrival
+        assert!(f.in_force(30).is_none());
+        assert_eq!(f.applied(), 10);
+        assert_eq!(f.received(30, two.clone()).unwrap().len(), 2);
+        assert_eq!(f.applied(), 30);
+        // an older set back in force (a swap back) is still known
+        assert_eq!(f.in_force(20).unwrap().len(), 2);
+        // only the newest KEEP sets are kept
+        for tag in 100..100 + InForce::KEEP as u64 {
+            f.received(tag, one.clone());
+        }
+        assert!(f.in_force(10).is_none());
+        assert!(f.in_force(100).is_some());
     }
 
     #[test]

@@ -8,9 +8,9 @@
 //! | interface | type | behaviour |
 //! |---|---|---|
 //! | client `<virtual_protection>/generate_shield`, `.../generate_cutting_aid` | `rpq_interfaces/GenerateShield`, `GenerateCuttingAid` | the shield before the first push, the cutting aid `aid_delay` after it |
-//! | sub `<virtual_protection>/protections` | `rpq_interfaces/ProtectionMeshes` | latched; the protections the run is measured against |
+//! | sub `<virtual_protection>/protections` | `rpq_interfaces/ProtectionMeshes` | latched; the protection sets, each measured against once the controller has it in force |
 //! | sub `joint_states` | `sensor_msgs/JointState` | the drill tip (forward kinematics of `tool_link`) |
-//! | sub `<controller>/status` | `rpq_interfaces/AdmittanceStatus` | contact with a protection (`filter_contact`) |
+//! | sub `<controller>/status` | `rpq_interfaces/AdmittanceStatus` | contact with a protection (`filter_contact`), the set in force (`protections_stamp`) |
 //! | sub `command_topic` | `std_msgs/Float64MultiArray` | arrival times of the velocity commands (loop timing) |
 //! | pub `wrench` | `geometry_msgs/WrenchStamped` | at `publish_rate`, in `sensor_frame` |
 //!
@@ -41,9 +41,9 @@ use rpq_ros::robot_description::RobotDescription;
 use rpq_ros::run::NodeStart;
 use rpq_ros::{qos, ros_error, ros_info, ros_warn};
 use rpq_surgery::scenario::{Geometry, ScenarioConfig, Surgeon};
-use steady_hand::protection_filter::protections_from_msg;
+use steady_hand::protection_filter::{protections_from_msg, stamp_tag};
 use surgery_scenario::settings::{declarations, SimulatedSurgeonParams, NODE_NAME};
-use surgery_scenario::{sensor_wrench, Monitor};
+use surgery_scenario::{sensor_wrench, InForce, Monitor};
 use tokio::time::{interval, MissedTickBehavior};
 
 fn main() -> ExitCode {
@@ -173,6 +173,8 @@ async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
     let mut intervals: Vec<f64> = Vec::new();
     let waited = Instant::now();
     let (set_tx, mut set_rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut in_force = InForce::default();
+    let mut enforced: Option<rpq_surgery::ProtectionSet> = None;
     // longer than the controller's F/T filter decay + rearm_hold (0.1 s)
     let reaction = cfg.surgeon.user.reaction_delay.max(0.3);
     let mut release_until = f64::NEG_INFINITY;
@@ -180,7 +182,37 @@ async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
     tick.set_missed_tick_behavior(MissedTickBehavior::Skip);
     let elapsed = |started: Option<f64>| started.map_or(0.0, |s| clock.seconds() - s);
 
+    // the wrench as the F/T sensor publishes it, stamped now
+    let at_sensor = |wrench: Wrench| WrenchStamped {
+        header: Header {
+            stamp: clock.now(),
+            frame_id: p.sensor_frame.clone(),
+        },
+        wrench,
+    };
     let interrupted = loop {
+        // the run is measured against the set the controller reports in force (its status
+        // names it by the stamp of the protections message), not the newest one sent
+        if let Some(set) = enforced.take() {
+            if set.get("shield").is_some() && !shield_seen {
+                shield_seen = true;
+                ros_info!(
+                    log,
+                    "shield in force at the controller ({} protections)",
+                    set.len()
+                );
+            }
+            if set.get("cutting_aid").is_some()
+                && monitor.protections().get("cutting_aid").is_none()
+            {
+                ros_info!(
+                    log,
+                    "cutting aid in force at the controller at t = {:.2} s",
+                    elapsed(started)
+                );
+            }
+            monitor.set_protections(set, elapsed(started));
+        }
         tokio::select! {
             _ = shutdown.wait() => break true,
             _ = tick.tick() => {
@@ -191,8 +223,13 @@ async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
                         surgeon.prime(&monitor.view(&tip));
                         ros_info!(log, "the surgeon starts cutting (seed {}, {} s)", cfg.seed, p.duration);
                     } else if waited.elapsed() > timeout {
-                        return Err("no joint states or no shield in the protections: is the scenario running?".into());
+                        return Err("no joint states, or no shield in force at the controller (its status names the protections in force): is the scenario running?".into());
                     } else {
+                        // hands on the drill, no force yet: the controller runs (and puts the
+                        // protections in force) before the first push
+                        if let Err(e) = wrench_pub.publish(at_sensor(Wrench::default())) {
+                            ros_warn!(log, "cannot publish the wrench: {e}");
+                        }
                         continue;
                     }
                 }
@@ -214,13 +251,10 @@ async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
                 let f = surgeon.step(&view, dt);
                 let f = if clock.seconds() < release_until { Vector3::zeros() } else { f };
                 let w = sensor_wrench(&sensor, &tip, &f);
-                let msg = WrenchStamped {
-                    header: Header { stamp: clock.now(), frame_id: p.sensor_frame.clone() },
-                    wrench: Wrench {
-                        force: RosVector3 { x: w[0], y: w[1], z: w[2] },
-                        torque: RosVector3 { x: w[3], y: w[4], z: w[5] },
-                    },
-                };
+                let msg = at_sensor(Wrench {
+                    force: RosVector3 { x: w[0], y: w[1], z: w[2] },
+                    torque: RosVector3 { x: w[3], y: w[4], z: w[5] },
+                });
                 if let Err(e) = wrench_pub.publish(msg) {
                     ros_warn!(log, "cannot publish the wrench: {e}");
                 }
@@ -250,24 +284,16 @@ async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
                 Some(Ok((msg, _))) => {
                     let tx = set_tx.clone();
                     tokio::task::spawn_blocking(move || {
-                        let _ = tx.send(protections_from_msg(&msg, &msg.header.frame_id));
+                        let tag = stamp_tag(&msg.header.stamp);
+                        let _ = tx.send((tag, protections_from_msg(&msg, &msg.header.frame_id)));
                     });
                 }
                 Some(Err(e)) => ros_warn!(log, "cannot read the protections: {e}"),
                 None => return Err("the protections stream ended".into()),
             },
-            item = set_rx.recv() => if let Some(converted) = item {
+            item = set_rx.recv() => if let Some((tag, converted)) = item {
                 match converted {
-                    Ok(set) => {
-                        if set.get("shield").is_some() && !shield_seen {
-                            shield_seen = true;
-                            ros_info!(log, "shield in force ({} protections)", set.len());
-                        }
-                        if set.get("cutting_aid").is_some() && monitor.protections().get("cutting_aid").is_none() {
-                            ros_info!(log, "cutting aid in force at t = {:.2} s", elapsed(started));
-                        }
-                        monitor.set_protections(set, elapsed(started));
-                    }
+                    Ok(set) => enforced = in_force.received(tag, set),
                     Err(e) => ros_warn!(log, "ignoring a protection set: {e}"),
                 }
             },
@@ -304,6 +330,7 @@ async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
                 }
                 contact_now = st.filter_contact;
                 contact_window |= contact_now;
+                enforced = in_force.in_force(stamp_tag(&st.protections_stamp));
             },
             item = commands.next() => if let Some(Ok(_)) = item {
                 let now = Instant::now();
@@ -316,13 +343,7 @@ async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
         }
     };
     // hands off
-    let _ = wrench_pub.publish(WrenchStamped {
-        header: Header {
-            stamp: clock.now(),
-            frame_id: p.sensor_frame.clone(),
-        },
-        wrench: Wrench::default(),
-    });
+    let _ = wrench_pub.publish(at_sensor(Wrench::default()));
     let report = monitor.report(surgeon.pushes(), intervals);
     let text = monitor.summary_text(&report, 0.0002);
     if interrupted {

@@ -125,7 +125,12 @@ impl Outputs {
     }
 }
 
-fn status_msg(core: &AdmittanceCore, clock: &Clock, root: &str) -> AdmittanceStatus {
+fn status_msg(
+    core: &AdmittanceCore,
+    protections: Option<&ProtectionInbox>,
+    clock: &Clock,
+    root: &str,
+) -> AdmittanceStatus {
     let s = core.status();
     let state = match (&s.reason, s.waiting) {
         (None, _) => AdmittanceStatus::STATE_ACTIVE,
@@ -163,6 +168,8 @@ fn status_msg(core: &AdmittanceCore, clock: &Clock, root: &str) -> AdmittanceSta
         },
         motion_filter: core.motion_filter_name().to_string(),
         filter_contact: s.filter_contact,
+        protections_stamp: protection_filter::tag_stamp(protections.map_or(0, |p| p.in_force())),
+        protections_waiting: protections.and_then(|p| p.waiting()).unwrap_or_default(),
     }
 }
 
@@ -396,7 +403,7 @@ async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
                     tokio::task::spawn_blocking(move || match protections_from_msg(&msg, &root) {
                         Ok(set) => {
                             ros_info!(log, "forbidden region: received {} protections ({} triangles)", set.len(), set.num_triangles());
-                            inbox.submit(set);
+                            inbox.submit_tagged(set, protection_filter::stamp_tag(&msg.header.stamp));
                         }
                         Err(e) => ros_warn!(log, "forbidden region: ignoring a protection set: {e}"),
                     });
@@ -419,7 +426,7 @@ async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
         }
         let status = core.status();
         log_transition(&log, &transition, !status.waiting);
-        let msg = status_msg(&core, &clock, &root);
+        let msg = status_msg(&core, protection_inbox.as_ref(), &clock, &root);
         let key = (
             msg.state,
             status.reason.as_ref().map_or("", |r| r.kind()),
