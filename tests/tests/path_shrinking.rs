@@ -375,3 +375,44 @@ fn rclpy_shrink_path_refuses_bad_requests_and_answers_good_ones_like_the_library
     node.stop(Duration::from_secs(3));
     robot.stop(Duration::from_secs(3));
 }
+
+/// A result larger than a reply can carry (`reply_max_bytes`; 60 kB by default, the one-datagram
+/// limit of `rpq_ros::service::MAX_REPLY_BYTES`) reaches rclpy without its lists, with a message
+/// saying so, instead of never (a reply DDS has to fragment is lost); the figures stay.
+#[test]
+fn rclpy_gets_a_result_too_large_for_a_reply_without_its_lists() {
+    let env = TestEnv::new();
+    let _node = spawn_node(&env, &["-p".into(), "reply_max_bytes:=4000".into()]);
+    let scene = rpq_scene::load_scene(scene_file()).unwrap();
+    let demo = demonstrate(Task::CornerRounding, &scene, &params().sim, SEED).unwrap();
+    let span = &demo.path.spans[0];
+    let span_yaml = format!(
+        "{{first: {}, last: {}, objects: [frame, table]}}",
+        span.first, span.last
+    );
+    let r = &call(
+        &env,
+        "/path_shrinking/shrink_path",
+        "rpq_interfaces/srv/ShrinkPath",
+        &[request(
+            "block_2",
+            &poses_yaml(&demo.path.poses()),
+            &span_yaml,
+            "",
+        )],
+    )[0];
+    assert_eq!(r["success"].as_bool(), Some(true), "{:?}", r["message"]);
+    let message = r["message"].as_str().unwrap();
+    assert!(
+        message.contains("the result's lists are not in this reply")
+            && message.contains("~/result"),
+        "{message}"
+    );
+    let res = &r["result"];
+    for list in ["recorded", "modified", "reduced", "commands"] {
+        assert_eq!(res[list].as_sequence().map(Vec::len), Some(0), "{list}");
+    }
+    assert_eq!(res["required_contacts_kept"].as_bool(), Some(true));
+    assert_eq!(res["stabilised"].as_bool(), Some(true));
+    assert!(f(&res["length_reduced"]) > 0.0);
+}

@@ -9,6 +9,7 @@ use rpq_pathshrink::{Environment, RequiredSpan, WorkpiecePath};
 use rpq_ros::interfaces::rpq_interfaces::msg::{
     MotionCommand as CommandMsg, RequiredContact, ShrunkPath,
 };
+use rpq_ros::interfaces::rpq_interfaces::srv::ShrinkPathResponse;
 use rpq_ros::msg::builtin_interfaces::{Duration, Time};
 use rpq_ros::msg::geometry_msgs::{
     Point, Pose, Quaternion as RosQuaternion, Vector3 as RosVector3,
@@ -204,9 +205,116 @@ pub fn result_msg(
     }
 }
 
+/// `result` without its lists (the poses, contacts, commands and trajectory points), for a
+/// service reply that could not carry them (see [`rpq_ros::service::MAX_REPLY_BYTES`]): header,
+/// joint names, figures and the scalar figures stay.
+pub fn result_summary(mut result: ShrunkPath) -> ShrunkPath {
+    result.recorded.clear();
+    result.modified.clear();
+    result.modified_in_contact.clear();
+    result.modified_required.clear();
+    result.reduced.clear();
+    result.reduced_required.clear();
+    result.commands.clear();
+    result.trajectory.points.clear();
+    result
+}
+
+/// The reply of `~/shrink_path` (and, field for field, of `~/finish`): the whole result when
+/// the reply fits in `max_bytes`; else [`result_summary`] and a message that says where the
+/// whole result is (the latched `~/result`). A reply DDS has to fragment never arrives (see
+/// [`rpq_ros::service::MAX_REPLY_BYTES`]): a long demonstration's poses, commands and
+/// trajectory exceed it from a few hundred nodes on.
+pub fn fit_reply(
+    success: bool,
+    message: String,
+    result: ShrunkPath,
+    max_bytes: usize,
+) -> ShrinkPathResponse {
+    let whole = ShrinkPathResponse {
+        success,
+        message,
+        result,
+    };
+    let bytes = rpq_ros::service::reply_bytes(&whole);
+    if bytes <= max_bytes {
+        return whole;
+    }
+    let message = format!(
+        "{}; the result's lists are not in this reply ({} kB, more than the {} kB a reply can \
+         carry): read the whole result from ~/result (latched)",
+        whole.message,
+        bytes.div_ceil(1000),
+        max_bytes / 1000
+    );
+    ShrinkPathResponse {
+        success,
+        message,
+        result: result_summary(whole.result),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_result_too_large_for_a_reply_goes_without_its_lists() {
+        let result = |n: usize| ShrunkPath {
+            recorded: vec![Pose::default(); n],
+            modified: vec![Pose::default(); n],
+            modified_in_contact: vec![true; n],
+            reduced: vec![Pose::default(); n / 2],
+            trajectory: JointTrajectory {
+                joint_names: vec!["joint_1".into(); 6],
+                points: vec![
+                    JointTrajectoryPoint {
+                        positions: vec![0.1; 6],
+                        ..JointTrajectoryPoint::default()
+                    };
+                    n
+                ],
+                ..JointTrajectory::default()
+            },
+            sweeps: 7,
+            length_reduced: 0.25,
+            figures: vec!["plot.svg".into()],
+            ..ShrunkPath::default()
+        };
+        let max = rpq_ros::service::MAX_REPLY_BYTES;
+        // a short path: the reply carries everything, unchanged
+        let small = fit_reply(true, "done".into(), result(40), max);
+        assert_eq!(small.result, result(40));
+        assert_eq!(small.message, "done");
+        assert!(rpq_ros::service::reply_bytes(&small) <= max);
+        // a demonstration of 2,000 nodes (~0.4 MB): the lists stay on ~/result
+        let whole = rpq_ros::service::reply_bytes(&fit_reply(
+            true,
+            "done".into(),
+            result(2000),
+            usize::MAX,
+        ));
+        assert!(whole > 300_000, "{whole}");
+        let big = fit_reply(true, "done".into(), result(2000), max);
+        assert!(big.success);
+        assert!(rpq_ros::service::reply_bytes(&big) <= max);
+        assert!(big
+            .message
+            .starts_with("done; the result's lists are not in this reply"));
+        assert!(big.message.contains("~/result"), "{}", big.message);
+        assert!(
+            big.message
+                .contains(&format!("{} kB", whole.div_ceil(1000))),
+            "{}",
+            big.message
+        );
+        let r = &big.result;
+        assert!(r.recorded.is_empty() && r.modified.is_empty() && r.reduced.is_empty());
+        assert!(r.modified_in_contact.is_empty() && r.trajectory.points.is_empty());
+        assert_eq!((r.sweeps, r.length_reduced), (7, 0.25));
+        assert_eq!(r.figures, ["plot.svg"]);
+        assert_eq!(r.trajectory.joint_names.len(), 6);
+    }
 
     #[test]
     fn poses_round_trip_and_bad_ones_are_named() {

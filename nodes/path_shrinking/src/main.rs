@@ -28,7 +28,7 @@ use std::pin::pin;
 use std::time::Duration;
 
 use futures::StreamExt;
-use path_shrinking::convert::{pose_from_msg, trajectory_msg};
+use path_shrinking::convert::{fit_reply, pose_from_msg, trajectory_msg};
 use path_shrinking::demo::DemoState;
 use path_shrinking::markers::{markers, Shown};
 use path_shrinking::settings::{self, services, Settings};
@@ -92,6 +92,7 @@ async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
     let p = &s.params;
     let scene = rpq_scene::load_scene(&p.scene_file)
         .map_err(|e| rpq_ros::NodeError::config("scene_file", format!("{}: {e}", p.scene_file)))?;
+    let reply_max_bytes = s.reply_max_bytes();
     let shrinker = Shrinker::new(
         scene,
         &p.robot,
@@ -209,14 +210,20 @@ async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
                 } else {
                     ros_warn!(log, "refused: {message}");
                 }
+                // the whole result is on ~/result; a reply DDS would fragment never arrives
+                let said = message.len();
+                let r = fit_reply(success, message, result, reply_max_bytes);
+                if r.message.len() != said {
+                    ros_info!(log, "{}", &r.message[said..].trim_start_matches("; "));
+                }
                 match job.reply {
                     Reply::Shrink(id) => {
-                        let r = ShrinkPathResponse { success, message, result };
                         if let Err(e) = shrink_srv.async_send_response(id, r).await {
                             ros_warn!(log, "cannot answer {}: {e}", services::SHRINK_PATH);
                         }
                     }
                     Reply::Finish(id) => {
+                        let ShrinkPathResponse { success, message, result } = r;
                         let r = FinishDemonstrationResponse { success, message, result };
                         if let Err(e) = finish_srv.async_send_response(id, r).await {
                             ros_warn!(log, "cannot answer {}: {e}", services::FINISH);

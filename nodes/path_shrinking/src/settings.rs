@@ -136,6 +136,11 @@ impl Settings {
     pub fn max_path_nodes(&self) -> usize {
         usize::try_from(self.params.max_path_nodes).unwrap_or(2)
     }
+
+    /// Largest service reply that carries the result's lists [B].
+    pub fn reply_max_bytes(&self) -> usize {
+        usize::try_from(self.params.reply_max_bytes).unwrap_or(1000)
+    }
 }
 
 #[cfg(test)]
@@ -162,6 +167,15 @@ mod tests {
         // The node and the library compute the same program from the same path (the bag
         // replay test relies on it).
         assert_eq!(load("").unwrap().program, ProgramParams::default());
+        // the reply limit is the suite's one-datagram limit
+        assert_eq!(
+            load("").unwrap().reply_max_bytes(),
+            rpq_ros::service::MAX_REPLY_BYTES
+        );
+        let e = load("    reply_max_bytes: 100000\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("reply_max_bytes"), "{e}");
     }
 
     #[test]

@@ -653,7 +653,7 @@ impl Server {
             }
         }
         let allowed = self.world.allowed_pairs();
-        GetSceneResponse {
+        let reply = GetSceneResponse {
             success: true,
             message: String::new(),
             world_frame: self.world_frame.clone(),
@@ -663,7 +663,27 @@ impl Server {
             allowed_a: allowed.iter().map(|p| self.world.body_name(p.0)).collect(),
             allowed_b: allowed.iter().map(|p| self.world.body_name(p.1)).collect(),
             allowed_at_runtime: allowed.iter().map(|p| p.2).collect(),
+        };
+        // a reply DDS has to fragment never arrives (rpq_ros::service::MAX_REPLY_BYTES): say
+        // so instead of leaving the client to its timeout
+        let bytes = rpq_ros::service::reply_bytes(&reply);
+        if bytes > rpq_ros::service::MAX_REPLY_BYTES {
+            return GetSceneResponse {
+                success: false,
+                message: format!(
+                    "the scene's description ({} bodies, {} allowed pairs: {} kB) is more than \
+                     the {} kB one service reply can carry; the scene file (parameter \
+                     scene_file) and ~/markers describe it",
+                    reply.bodies.len(),
+                    reply.allowed_a.len(),
+                    bytes.div_ceil(1000),
+                    rpq_ros::service::MAX_REPLY_BYTES / 1000,
+                ),
+                world_frame: reply.world_frame,
+                ..GetSceneResponse::default()
+            };
         }
+        reply
     }
 
     /// One cycle of the distance stream: every group pair at the current configuration, or
@@ -802,6 +822,46 @@ mod tests {
         .unwrap();
         let s = Settings::load(&p).unwrap();
         Server::new(World::new(rpq_scene::load_scene(scene).unwrap()), &s).unwrap()
+    }
+
+    #[test]
+    fn get_scene_says_when_the_scene_does_not_fit_in_a_reply() {
+        let mut s = server();
+        let r = s.get_scene();
+        assert!(r.success, "{}", r.message);
+        assert!(rpq_ros::service::reply_bytes(&r) <= rpq_ros::service::MAX_REPLY_BYTES);
+        let mesh = rpq_kinematics::TriMesh::new(
+            vec![
+                nalgebra::Point3::new(0.0, 0.0, 0.0),
+                nalgebra::Point3::new(0.01, 0.0, 0.0),
+                nalgebra::Point3::new(0.0, 0.01, 0.0),
+                nalgebra::Point3::new(0.0, 0.0, 0.01),
+            ],
+            vec![[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]],
+        )
+        .unwrap();
+        // (a description over 60 kB takes hundreds of bodies; one body with a 40,000-character
+        // name, written twice in the reply, stands for them here: adding hundreds of objects one
+        // by one rebuilds the scene each time and takes minutes)
+        let name = "x".repeat(40_000);
+        s.world
+            .add_object(rpq_scene::SimpleObject {
+                body: rpq_scene::Body::from_trimesh(&name, &mesh).unwrap(),
+                name,
+                pose: nalgebra::Isometry3::translation(5.0, 0.0, 0.0),
+            })
+            .unwrap();
+        let r = s.get_scene();
+        assert!(!r.success);
+        assert!(
+            r.message.contains("15 bodies")
+                && r.message
+                    .contains("more than the 60 kB one service reply can carry"),
+            "{}",
+            r.message
+        );
+        assert!(r.bodies.is_empty() && r.allowed_a.is_empty());
+        assert!(rpq_ros::service::reply_bytes(&r) <= rpq_ros::service::MAX_REPLY_BYTES);
     }
 
     fn batch(rows: usize, with_distance: bool) -> CheckStatesRequest {

@@ -27,6 +27,12 @@ use ros2_client::{Client, Message, Node};
 /// fragments above 1,452 bytes.
 pub const MAX_REPLY_BYTES: usize = 60_000;
 
+/// The size of `reply` on the wire [B] (CDR with its encapsulation header; `usize::MAX` when it
+/// cannot be encoded): a server compares it with [`MAX_REPLY_BYTES`] before sending.
+pub fn reply_bytes<T: serde::Serialize>(reply: &T) -> usize {
+    crate::cdr::to_vec(reply).map_or(usize::MAX, |v| v.len())
+}
+
 /// Errors of a service call.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ServiceError {
