@@ -301,18 +301,43 @@ mod tests {
             let c = combine(&ga, &gb, how, &tol).unwrap();
             let pd = Projection::of_columns(c.guidance.columns(), &tol).unwrap().unwrap();
             let v = Compliance::new(0.1, 0.0).unwrap().apply(&pd, &Vector6::from(f));
-            // never off the primary's preferred subspace
+            // never off the primary's preferred subspace (for every input: the safety
+            // property)
             prop_assert!(pa.kernel_of(&v).norm() < 1e-9 * (1.0 + v.norm()));
             // u consistent with the combined D (rule 3)
             prop_assert!(pd.span_of(&c.guidance.u).norm() < 1e-8);
-            if how == Combination::Intersect && !c.fallback && pa.rank > 0 && pb.rank > 0 {
+            // Where a direction is within ~1e-4 of a dependence (relative singular values of
+            // the columns, of both sets together, of the secondary projected on the primary),
+            // the intersection and the ranks depend on which side of a tolerance it falls
+            // (random columns do this, ~1 case in 1e5): the secondary-side checks are only
+            // defined away from it.
+            let relative = |cols: &[Vector6<f64>], scale: f64| -> Vec<f64> {
+                if cols.is_empty() || scale <= 0.0 {
+                    return Vec::new();
+                }
+                let s = nalgebra::Matrix6xX::from_columns(cols).singular_values();
+                s.iter().map(|x| x / scale).collect()
+            };
+            let largest = |cols: &[Vector6<f64>]| cols.iter().map(|c| c.norm()).fold(0.0, f64::max);
+            let all: Vec<Vector6<f64>> = ca.iter().chain(&cb).copied().collect();
+            let proj: Vec<Vector6<f64>> = gb.columns().iter().map(|b| pa.span_of(b)).collect();
+            let clear = [
+                relative(&ca, largest(&ca)),
+                relative(&cb, largest(&cb)),
+                relative(&all, largest(&all)),
+                relative(&proj, largest(gb.columns())),
+            ]
+            .iter()
+            .flatten()
+            .all(|&x| x <= 1e-12 || x >= 1e-4);
+            if clear && how == Combination::Intersect && !c.fallback && pa.rank > 0 && pb.rank > 0 {
                 prop_assert!(pb.kernel_of(&v).norm() < 1e-9 * (1.0 + v.norm()));
             }
             if c.fallback {
                 prop_assert_eq!(c.guidance, ga);
                 prop_assert!(pa.rank > 0 && pb.rank > 0);
             }
-            if how == Combination::Priority && !c.fallback && pa.rank > 0 && pb.rank > 0 {
+            if clear && how == Combination::Priority && !c.fallback && pa.rank > 0 && pb.rank > 0 {
                 // the combined span is the projection of the secondary's span
                 let mut proj = Vec::new();
                 for b in gb.columns() { proj.push(pa.span_of(b)); }

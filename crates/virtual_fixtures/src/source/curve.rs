@@ -8,7 +8,9 @@ use super::polyline::CurvePoint;
 use crate::error::Error;
 
 /// A parametric curve `c(t)`, `t ∈ [t0, t1]`, sampled into a fine polyline at construction and
-/// refined by golden-section search on the parameter around the closest sample; the tangent is
+/// refined by golden-section search on the parameter around the closest samples (every local
+/// minimum of the sampled distance within one sample spacing of the nearest, at most four);
+/// the tangent is
 /// a central difference of `c`. Guidance as for
 /// [`PolylinePath`](super::PolylinePath).
 pub struct ParametricCurve<F: Fn(f64) -> Point3<f64>> {
@@ -16,7 +18,13 @@ pub struct ParametricCurve<F: Fn(f64) -> Point3<f64>> {
     t0: f64,
     t1: f64,
     samples: Vec<Point3<f64>>,
+    /// Largest distance between neighbouring samples.
+    spacing: f64,
 }
+
+/// How many local minima of the sampled distance [`ParametricCurve::closest_point`] refines
+/// at most (the nearest ones).
+const CANDIDATES: usize = 4;
 
 impl<F: Fn(f64) -> Point3<f64>> std::fmt::Debug for ParametricCurve<F> {
     fn fmt(&self, fm: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -24,6 +32,7 @@ impl<F: Fn(f64) -> Point3<f64>> std::fmt::Debug for ParametricCurve<F> {
             .field("t0", &self.t0)
             .field("t1", &self.t1)
             .field("samples", &self.samples.len())
+            .field("spacing", &self.spacing)
             .finish()
     }
 }
@@ -55,11 +64,16 @@ impl<F: Fn(f64) -> Point3<f64>> ParametricCurve<F> {
                 what: "curve point",
             });
         }
+        let spacing = pts
+            .windows(2)
+            .map(|w| (w[1] - w[0]).norm())
+            .fold(0.0, f64::max);
         Ok(Self {
             f,
             t0,
             t1,
             samples: pts,
+            spacing,
         })
     }
 
@@ -69,12 +83,59 @@ impl<F: Fn(f64) -> Point3<f64>> ParametricCurve<F> {
 
     /// Closest point (local form); `arc_length` holds the curve parameter `t` here.
     pub fn closest_point(&self, p: &Point3<f64>) -> CurvePoint {
-        let (i, _) = self
-            .samples
-            .iter()
-            .enumerate()
-            .map(|(i, q)| (i, (q - p).norm_squared()))
-            .fold((0, f64::INFINITY), |a, b| if b.1 < a.1 { b } else { a });
+        // The closest sample may lie on another stretch of the curve than the closest point
+        // (a point near two stretches at nearly the same distance): every sample that is a
+        // local minimum of the sampled distance and within one sample spacing of the best
+        // one is refined (the [`CANDIDATES`] nearest of them), and the best refinement wins.
+        let n = self.samples.len();
+        let d2 = |i: usize| (self.samples[i] - p).norm_squared();
+        let best = (0..n).map(d2).fold(f64::INFINITY, f64::min);
+        let reach = best.sqrt() + self.spacing;
+        let reach2 = reach * reach;
+        let mut cand = [(f64::INFINITY, 0usize); CANDIDATES];
+        for i in 0..n {
+            let di = d2(i);
+            if di > reach2
+                || (i > 0 && d2(i - 1) < di)
+                || (i + 1 < n && d2(i + 1) < di)
+                || di >= cand[CANDIDATES - 1].0
+            {
+                continue;
+            }
+            // (insertion into the few kept, nearest first)
+            let mut k = CANDIDATES - 1;
+            cand[k] = (di, i);
+            while k > 0 && cand[k].0 < cand[k - 1].0 {
+                cand.swap(k, k - 1);
+                k -= 1;
+            }
+        }
+        let mut found = (f64::INFINITY, self.t0);
+        for &(di, i) in &cand {
+            if di.is_finite() {
+                let (t, dt) = self.refine(i, p);
+                if dt < found.0 {
+                    found = (dt, t);
+                }
+            }
+        }
+        let t = found.1;
+        let q = (self.f)(t);
+        let h = (self.t1 - self.t0) * 1e-6;
+        let (ta, tb) = ((t - h).max(self.t0), (t + h).min(self.t1));
+        let tangent = Unit::try_new((self.f)(tb) - (self.f)(ta), 1e-300)
+            .unwrap_or_else(|| Unit::new_unchecked(Vector3::x()));
+        CurvePoint {
+            point: q,
+            tangent,
+            arc_length: t,
+            distance: (q - p).norm(),
+        }
+    }
+
+    /// Golden-section search of the squared distance to `p` on the parameters between the
+    /// neighbours of sample `i`: the parameter and its squared distance.
+    fn refine(&self, i: usize, p: &Point3<f64>) -> (f64, f64) {
         let (mut a, mut b) = (
             self.param(i.saturating_sub(1)),
             self.param((i + 1).min(self.samples.len() - 1)),
@@ -102,17 +163,7 @@ impl<F: Fn(f64) -> Point3<f64>> ParametricCurve<F> {
             }
         }
         let t = 0.5 * (a + b);
-        let q = (self.f)(t);
-        let h = (self.t1 - self.t0) * 1e-6;
-        let (ta, tb) = ((t - h).max(self.t0), (t + h).min(self.t1));
-        let tangent = Unit::try_new((self.f)(tb) - (self.f)(ta), 1e-300)
-            .unwrap_or_else(|| Unit::new_unchecked(Vector3::x()));
-        CurvePoint {
-            point: q,
-            tangent,
-            arc_length: t,
-            distance: (q - p).norm(),
-        }
+        (t, d(t))
     }
 }
 
@@ -133,6 +184,22 @@ mod tests {
     use crate::source::polyline::PolylinePath;
     use proptest::prelude::*;
     use std::f64::consts::PI;
+
+    /// A point nearly as close to two stretches of a sine, whose nearest sample lies on the
+    /// farther one (found by the property test below): the refinement of that sample alone
+    /// stopped at 0.020 073 m, the curve comes to 0.020 070 m (2.2 µm closer).
+    #[test]
+    fn the_nearer_of_two_stretches_wins() {
+        let sine = |t: f64| Point3::new(t, 0.035 * (2.0 * PI * t / 0.07).sin(), 0.0);
+        let curve = ParametricCurve::new(sine, 0.0, 0.14, 400).unwrap();
+        let p = Point3::new(0.122_777_609_685_470_97, 0.010_310_063_727_155_254, 0.0);
+        let best = (0..=1_400_000)
+            .map(|i| (sine(0.14 * i as f64 / 1.4e6) - p).norm())
+            .fold(f64::INFINITY, f64::min);
+        let got = curve.closest_point(&p);
+        assert!(got.distance <= best + 1e-12, "{} > {best}", got.distance);
+        assert!(got.distance >= best - 1e-9);
+    }
 
     proptest! {
         #[test]

@@ -133,6 +133,12 @@ impl Guidance {
     /// — and `u = u_a + u_b`. The intersection is the null space of `<D_a> + <D_b>` (a sum of
     /// projectors, symmetric positive semi-definite), taken from its eigen-decomposition with
     /// eigenvalues below `1e-9`. `None` if either projection fails.
+    ///
+    /// The two sides are not treated alike where the inputs are nearly dependent: each column
+    /// of the result is projected onto `span(D_a)`, so it lies in `a`'s subspace to rounding,
+    /// and in `b`'s within the rank tolerance (a direction within ~3e-5 of both subspaces
+    /// counts as common: its eigenvalue, a squared distance, falls under `1e-9`). Pass the
+    /// fixture that must never be left — `combine`'s primary — as `a`.
     pub fn intersect(a: &Guidance, b: &Guidance, tol: &RankTolerance) -> Option<Guidance> {
         let pa = Projection::of_columns_unchecked(a.columns(), tol)?;
         let pb = Projection::of_columns_unchecked(b.columns(), tol)?;
@@ -141,7 +147,9 @@ impl Guidance {
         let mut g = Guidance::empty();
         for i in 0..6 {
             if eig.eigenvalues[i].abs() < 1e-9 {
-                g.cols[g.n] = eig.eigenvectors.column(i).into_owned();
+                // (unit eigenvectors within ~3e-5 of span(D_a): the projection keeps them
+                // unit to ~1e-9 and as independent as they were)
+                g.cols[g.n] = pa.span_of(&eig.eigenvectors.column(i).into_owned());
                 g.n += 1;
             }
         }
@@ -229,12 +237,14 @@ mod tests {
                 let max = s.max();
                 s.iter().map(|x| if max > 0.0 { x / max } else { 0.0 }).collect()
             };
-            let clear = |s: &[f64]| s.iter().all(|&x| x <= 1e-12 || x >= 1e-6);
+            // (`intersect` counts a direction as common when its squared distances to both
+            // sides sum to under 1e-9, i.e. within ~3e-5: the band is that wide)
+            let clear = |s: &[f64]| s.iter().all(|&x| x <= 1e-12 || x >= 1e-4);
             let (sa, sb, s_all) = (relative(&ca), relative(&cb), relative(&all));
             prop_assume!(clear(&sa) && clear(&sb) && clear(&s_all));
-            let dim_sum = s_all.iter().filter(|&&x| x >= 1e-6).count();
-            prop_assert_eq!(pa.rank, sa.iter().filter(|&&x| x >= 1e-6).count());
-            prop_assert_eq!(pb.rank, sb.iter().filter(|&&x| x >= 1e-6).count());
+            let dim_sum = s_all.iter().filter(|&&x| x >= 1e-4).count();
+            prop_assert_eq!(pa.rank, sa.iter().filter(|&&x| x >= 1e-4).count());
+            prop_assert_eq!(pb.rank, sb.iter().filter(|&&x| x >= 1e-4).count());
             prop_assert_eq!(g.n(), pa.rank + pb.rank - dim_sum);
             for c in g.columns() {
                 prop_assert!(pa.kernel_of(c).norm() < 1e-6);
