@@ -338,9 +338,7 @@ mod tests {
                 prop_assert!(pa.rank > 0 && pb.rank > 0);
             }
             if clear && how == Combination::Priority && !c.fallback && pa.rank > 0 && pb.rank > 0 {
-                // the combined span is the projection of the secondary's span
-                let mut proj = Vec::new();
-                for b in gb.columns() { proj.push(pa.span_of(b)); }
+                // the combined span is the projection of the secondary's span (`proj`)
                 let pp = Projection::of_columns(&proj, &tol).unwrap().unwrap();
                 prop_assert_eq!(pd.rank, pp.rank);
                 prop_assert!((pd.span - pp.span).abs().max() < 1e-6);

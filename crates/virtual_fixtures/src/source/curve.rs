@@ -87,32 +87,30 @@ impl<F: Fn(f64) -> Point3<f64>> ParametricCurve<F> {
         // (a point near two stretches at nearly the same distance): every sample that is a
         // local minimum of the sampled distance and within one sample spacing of the best
         // one is refined (the [`CANDIDATES`] nearest of them), and the best refinement wins.
-        let n = self.samples.len();
-        let d2 = |i: usize| (self.samples[i] - p).norm_squared();
-        let best = (0..n).map(d2).fold(f64::INFINITY, f64::min);
-        let reach = best.sqrt() + self.spacing;
-        let reach2 = reach * reach;
+        // One pass over the samples, each distance computed once, keeps the nearest local
+        // minima (samples no neighbour is strictly nearer than); the nearest sample is one of
+        // them, so the first kept gives the reach.
+        let d2 = |q: &Point3<f64>| (q - p).norm_squared();
         let mut cand = [(f64::INFINITY, 0usize); CANDIDATES];
-        for i in 0..n {
-            let di = d2(i);
-            if di > reach2
-                || (i > 0 && d2(i - 1) < di)
-                || (i + 1 < n && d2(i + 1) < di)
-                || di >= cand[CANDIDATES - 1].0
-            {
-                continue;
+        let (mut prev, mut cur) = (f64::INFINITY, d2(&self.samples[0]));
+        for i in 0..self.samples.len() {
+            let next = self.samples.get(i + 1).map_or(f64::INFINITY, d2);
+            if prev >= cur && next >= cur && cur < cand[CANDIDATES - 1].0 {
+                // (insertion into the few kept, nearest first)
+                let mut k = CANDIDATES - 1;
+                cand[k] = (cur, i);
+                while k > 0 && cand[k].0 < cand[k - 1].0 {
+                    cand.swap(k, k - 1);
+                    k -= 1;
+                }
             }
-            // (insertion into the few kept, nearest first)
-            let mut k = CANDIDATES - 1;
-            cand[k] = (di, i);
-            while k > 0 && cand[k].0 < cand[k - 1].0 {
-                cand.swap(k, k - 1);
-                k -= 1;
-            }
+            (prev, cur) = (cur, next);
         }
+        let reach = cand[0].0.sqrt() + self.spacing;
+        let reach2 = reach * reach;
         let mut found = (f64::INFINITY, self.t0);
         for &(di, i) in &cand {
-            if di.is_finite() {
+            if di.is_finite() && di <= reach2 {
                 let (t, dt) = self.refine(i, p);
                 if dt < found.0 {
                     found = (dt, t);
