@@ -190,8 +190,11 @@ impl Logger {
     }
 }
 
-/// Collapses repeated identical warnings: a message equal to the previous one within
-/// `window` seconds is suppressed; the next one logged says how many were.
+/// Collapses repeated warnings: a message equal to one logged less than `window` seconds
+/// before is suppressed, and the next time that message is logged it says how many were.
+/// Each distinct message has its own window (the last [`WarnThrottle::KEPT`] distinct
+/// messages are remembered), so two warnings that alternate — a rejected command, then the
+/// stop it causes — are each logged at most once per window instead of every time.
 ///
 /// Times are seconds on any clock that only moves forward (a node passes its
 /// [`Clock::seconds`](crate::clock::Clock::seconds)).
@@ -200,64 +203,65 @@ impl Logger {
 /// use rpq_ros::log::WarnThrottle;
 /// let mut t = WarnThrottle::new(1.0);
 /// assert_eq!(t.filter("bad", 0.0).as_deref(), Some("bad"));
+/// assert_eq!(t.filter("other", 0.1).as_deref(), Some("other"));
 /// assert_eq!(t.filter("bad", 0.5), None);
+/// assert_eq!(t.filter("other", 0.6), None);
 /// assert_eq!(t.filter("bad", 0.7), None);
 /// assert_eq!(
 ///     t.filter("bad", 1.2).as_deref(),
 ///     Some("bad (repeated 2 more times in the last 1.2 s)")
 /// );
-/// assert_eq!(t.filter("other", 1.3).as_deref(), Some("other"));
 /// ```
 #[derive(Debug, Clone)]
 pub struct WarnThrottle {
     window: f64,
-    last: Option<(String, f64)>,
-    suppressed: u64,
+    /// Recently logged messages: (text, when it was last logged, repeats suppressed since).
+    recent: Vec<(String, f64, u64)>,
 }
 
 impl WarnThrottle {
+    /// How many distinct messages a throttle remembers (the one logged longest ago is
+    /// forgotten first).
+    pub const KEPT: usize = 16;
+
     /// A throttle that suppresses repeats for `window` seconds after a message is logged.
     pub fn new(window: f64) -> Self {
         Self {
             window,
-            last: None,
-            suppressed: 0,
+            recent: Vec::new(),
         }
     }
 
     /// The text to log for `msg` at time `now` (s), or `None` to stay silent.
     pub fn filter(&mut self, msg: &str, now: f64) -> Option<String> {
-        if let Some((last, logged_at)) = &self.last {
-            if last == msg {
-                if now - *logged_at < self.window {
-                    self.suppressed += 1;
-                    return None;
-                }
-                let text = if self.suppressed > 0 {
-                    format!(
-                        "{msg} (repeated {} more times in the last {:.1} s)",
-                        self.suppressed,
-                        now - logged_at
-                    )
-                } else {
-                    msg.to_string()
-                };
-                self.last = Some((msg.to_string(), now));
-                self.suppressed = 0;
-                return Some(text);
+        if let Some(e) = self.recent.iter_mut().find(|e| e.0 == msg) {
+            if now - e.1 < self.window {
+                e.2 += 1;
+                return None;
+            }
+            let text = if e.2 > 0 {
+                format!(
+                    "{msg} (repeated {} more times in the last {:.1} s)",
+                    e.2,
+                    now - e.1
+                )
+            } else {
+                msg.to_string()
+            };
+            e.1 = now;
+            e.2 = 0;
+            return Some(text);
+        }
+        if self.recent.len() == Self::KEPT {
+            // forget the message logged longest ago
+            if let Some(k) = (0..self.recent.len())
+                .min_by(|&a, &b| self.recent[a].1.total_cmp(&self.recent[b].1))
+            {
+                self.recent.swap_remove(k);
             }
         }
-        let text = if self.suppressed > 0 {
-            format!(
-                "{msg} (before this, the previous warning was repeated {} more times)",
-                self.suppressed
-            )
-        } else {
-            msg.to_string()
-        };
-        self.last = Some((msg.to_string(), now));
-        self.suppressed = 0;
-        Some(text)
+        self.recent.push((msg.to_string(), now, 0));
+        Some(msg.to_string())
     }
 
     /// Logs `msg` at `Warn` on `logger` unless this throttle suppresses it at `now` (s).
@@ -359,16 +363,40 @@ mod tests {
         for k in 1..=5 {
             assert_eq!(t.filter("a", 0.1 * k as f64), None);
         }
+        assert_eq!(t.filter("b", 1.0).as_deref(), Some("b"));
+        // two messages that alternate are each held back for the window
+        for k in 0..10 {
+            let now = 1.1 + 0.05 * k as f64;
+            assert_eq!(t.filter("a", now), None);
+            assert_eq!(t.filter("b", now + 0.01), None);
+        }
         assert_eq!(
-            t.filter("b", 1.0).as_deref(),
-            Some("b (before this, the previous warning was repeated 5 more times)")
+            t.filter("a", 2.0).as_deref(),
+            Some("a (repeated 15 more times in the last 2.0 s)")
         );
-        assert_eq!(t.filter("a", 1.1).as_deref(), Some("a"));
-        assert_eq!(t.filter("a", 3.2).as_deref(), Some("a"));
-        assert_eq!(t.filter("a", 3.3), None);
         assert_eq!(
-            t.filter("a", 5.3).as_deref(),
+            t.filter("b", 3.0).as_deref(),
+            Some("b (repeated 10 more times in the last 2.0 s)")
+        );
+        assert_eq!(t.filter("a", 4.1).as_deref(), Some("a"));
+        assert_eq!(t.filter("a", 4.2), None);
+        assert_eq!(
+            t.filter("a", 6.2).as_deref(),
             Some("a (repeated 1 more times in the last 2.1 s)")
         );
+    }
+
+    #[test]
+    fn throttle_forgets_the_oldest_message_beyond_its_capacity() {
+        let mut t = WarnThrottle::new(10.0);
+        for k in 0..=WarnThrottle::KEPT {
+            let m = format!("m{k}");
+            assert_eq!(t.filter(&m, k as f64 * 0.01).as_deref(), Some(m.as_str()));
+        }
+        // m0 was forgotten (the oldest): logged again at once, which forgets m1; m2 is still
+        // held back
+        assert_eq!(t.filter("m0", 1.0).as_deref(), Some("m0"));
+        assert_eq!(t.filter("m2", 1.0), None);
+        assert_eq!(t.recent.len(), WarnThrottle::KEPT);
     }
 }
