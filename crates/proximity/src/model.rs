@@ -15,24 +15,34 @@ type V = Vector3<f64>;
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
-/// One node of the hierarchy: its oriented bounding box and topology.
+/// One node of the hierarchy: its topology and where its box is. The box itself is stored
+/// once, beside its sibling's, in [`Model::boxes`] (the layout the distance traversal reads
+/// both children's boxes from in one pass); the collision traversal reads it from there too.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Node {
-    /// Axes (columns) in the model frame.
-    pub rot: Matrix3<f64>,
-    /// OBB centre, model frame.
-    pub center: V,
-    /// OBB half extents along `rot`'s columns.
-    pub half: V,
-    /// Size used to choose which node to descend (squared half diagonal).
+    /// Size used to choose which node to descend (squared half diagonal of its box).
     pub size: f64,
     /// Index of the right child (the left child is the next node); 0 for a leaf.
     pub right: u32,
     /// Leaf: index of its first triangle in the model's leaf-ordered triangle arrays.
-    /// Internal node: index of its children's boxes in `Model::child_boxes`.
+    /// Internal node: index of its children's boxes in `Model::boxes`.
     pub tri: u32,
     /// Leaf: number of triangles (consecutive from `tri`); 0 for an internal node.
     pub count: u32,
+    /// Where the node's own box is: lane `bx & 1` of `Model::boxes[bx >> 1]` (the root's is
+    /// entry 0, lane 0).
+    pub bx: u32,
+}
+
+/// A node's oriented bounding box, in the model frame.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct NodeBox {
+    /// Axes (columns).
+    pub rot: Matrix3<f64>,
+    /// Centre.
+    pub center: V,
+    /// Half extents along `rot`'s columns.
+    pub half: V,
 }
 
 impl Node {
@@ -67,8 +77,9 @@ pub struct Model {
     kept: Vec<u32>,
     /// What the mesh rule skipped.
     skipped: rpq_base::mesh::Skipped,
-    /// The two children's boxes of each internal node (the distance traversal's view).
-    pub(crate) child_boxes: Vec<ChildBoxes>,
+    /// Every node's box, once: entry 0 holds the root's (lane 0), entry `k` of an internal
+    /// node (`Node::tri`) its two children's side by side.
+    pub(crate) boxes: Vec<ChildBoxes>,
     root_box: Obb,
     aabb: (Point3<f64>, Point3<f64>),
 }
@@ -115,14 +126,14 @@ impl Model {
         };
         let build::Hierarchy {
             nodes,
-            child_boxes,
+            boxes,
             leaf_tris,
             order,
             aabb: (lo, hi),
         } = build::build(&vertices, &kept_triangles);
         drop(kept_triangles);
         // The root box: the better of the hierarchy's root OBB and the axis-aligned box.
-        let r = &nodes[0];
+        let r = boxes[0].get(0);
         let pca_box = Obb {
             center: Point3::from(r.center),
             axes: nalgebra::Rotation3::from_matrix_unchecked(r.rot),
@@ -156,7 +167,7 @@ impl Model {
             },
             kept,
             skipped,
-            child_boxes,
+            boxes,
             root_box,
             aabb: (Point3::from(lo), Point3::from(hi)),
         })
@@ -221,6 +232,12 @@ impl Model {
     /// The axis-aligned bounding box `(min, max)` of the mesh's triangles in the model frame.
     pub fn aabb(&self) -> (Point3<f64>, Point3<f64>) {
         self.aabb
+    }
+
+    /// The box of node `n` of this model.
+    #[inline(always)]
+    pub(crate) fn node_box(&self, n: &Node) -> NodeBox {
+        self.boxes[(n.bx >> 1) as usize].get((n.bx & 1) as usize)
     }
 
     /// Number of nodes of the hierarchy (`2 n - 1` for `n` used triangles).

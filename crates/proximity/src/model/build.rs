@@ -11,7 +11,7 @@
 
 use nalgebra::{Matrix3, Point3, Vector3};
 
-use super::{Node, LEAF_SIZE};
+use super::{Node, NodeBox, LEAF_SIZE};
 use crate::obb::{
     grow_max, grow_min, orthonormal_basis, orthonormal_basis_lanes, principal_axes,
     principal_axes_lanes, FIT_SLACK,
@@ -24,8 +24,9 @@ type V = Vector3<f64>;
 pub(super) struct Hierarchy {
     /// The nodes, depth first (left child next to its parent).
     pub nodes: Vec<Node>,
-    /// The children's boxes of each internal node, in node order (`Node::tri` points here).
-    pub child_boxes: Vec<ChildBoxes>,
+    /// Every node's box: the root's in entry 0 (lane 0), then the children's boxes of each
+    /// internal node, in node order (`Node::tri` points here).
+    pub boxes: Vec<ChildBoxes>,
     /// Triangle corners in leaf order.
     pub leaf_tris: Vec<[Point3<f64>; 3]>,
     /// For each leaf-ordered triangle, its index in the triangle list given to [`build`].
@@ -153,8 +154,8 @@ struct Out {
     nodes: Vec<Node>,
     /// The one-triangle leaves, in leaf order (their boxes are fitted after the recursion).
     leaves: Vec<u32>,
-    /// Per internal node, in node order: the indices of its two children.
-    pairs: Vec<[u32; 2]>,
+    /// The boxes (see [`Hierarchy::boxes`]).
+    boxes: Vec<ChildBoxes>,
 }
 
 /// The hierarchy of `triangles` (all used), with the leaf order of the triangles and the
@@ -176,14 +177,16 @@ pub(super) fn build(vertices: &[Point3<f64>], triangles: &[[u32; 3]]) -> Hierarc
     let mut out = Out {
         nodes: Vec::with_capacity(2 * n - 1),
         leaves: Vec::with_capacity(n),
-        pairs: Vec::with_capacity(n - 1),
+        boxes: Vec::with_capacity(n),
     };
+    // (entry 0: the root's box)
+    out.boxes.push(ChildBoxes::ZERO);
     let rot = if n > 1 {
         all.axes()
     } else {
         Matrix3::identity()
     };
-    let aabb = build_node(&corners, &mut order, 0, all, rot, &mut out);
+    let aabb = build_node(&corners, &mut order, 0, all, rot, 0, &mut out);
     // The corners in leaf order: `order` applied to `corners` in place, cycle by cycle (no
     // second array: less memory to map in).
     let mut leaf_tris = corners;
@@ -206,16 +209,11 @@ pub(super) fn build(vertices: &[Point3<f64>], triangles: &[[u32; 3]]) -> Hierarc
         }
     }
     drop(done);
-    let mut nodes = out.nodes;
-    fit_leaves(&mut nodes, &out.leaves, &leaf_tris);
-    let child_boxes = out
-        .pairs
-        .iter()
-        .map(|&[l, r]| ChildBoxes::new(&nodes[l as usize], &nodes[r as usize]))
-        .collect();
+    let (mut nodes, mut boxes) = (out.nodes, out.boxes);
+    fit_leaves(&mut nodes, &mut boxes, &out.leaves, &leaf_tris);
     Hierarchy {
         nodes,
-        child_boxes,
+        boxes,
         leaf_tris,
         order,
         aabb,
@@ -261,13 +259,16 @@ fn triangle_frames(ts: &[[Point3<f64>; 3]]) -> [Option<Matrix3<f64>>; LANES] {
 
 /// Fits the boxes of the one-triangle leaves `leaves` (node indices; `tris` are the
 /// triangles in leaf order).
-fn fit_leaves(nodes: &mut [Node], leaves: &[u32], tris: &[[Point3<f64>; 3]]) {
-    let fit = |node: &mut Node, rot: &Matrix3<f64>| {
+fn fit_leaves(
+    nodes: &mut [Node],
+    boxes: &mut [ChildBoxes],
+    leaves: &[u32],
+    tris: &[[Point3<f64>; 3]],
+) {
+    let mut fit = |node: &mut Node, rot: &Matrix3<f64>| {
         let fitted = fit_node(rot, std::iter::once(&tris[node.tri as usize]));
-        node.rot = fitted.rot;
-        node.center = fitted.center;
-        node.half = fitted.half;
-        node.size = fitted.size;
+        node.size = fitted.half.norm_squared();
+        boxes[(node.bx >> 1) as usize].set((node.bx & 1) as usize, &fitted);
     };
     let mut chunks = leaves.chunks_exact(LANES);
     for chunk in chunks.by_ref() {
@@ -287,15 +288,17 @@ fn fit_leaves(nodes: &mut [Node], leaves: &[u32], tris: &[[Point3<f64>; 3]]) {
 }
 
 /// Builds the subtree of the triangles `ids` (whose moments are `moments`, whose principal
-/// axes are `rot` if there are several, and whose first triangle has leaf position `offset`)
-/// and returns its axis-aligned box: one pass over the triangles fits the node's box to their
-/// corners in its axes and splits them at the mean of their centroids along the major axis.
+/// axes are `rot` if there are several, whose first triangle has leaf position `offset` and
+/// whose root's box goes to slot `bx`, see [`Node::bx`]) and returns its axis-aligned box:
+/// one pass over the triangles fits the node's box to their corners in its axes and splits
+/// them at the mean of their centroids along the major axis.
 fn build_node(
     tris: &[[Point3<f64>; 3]],
     ids: &mut [u32],
     offset: usize,
     moments: Moments,
     rot: Matrix3<f64>,
+    bx: u32,
     out: &mut Out,
 ) -> (V, V) {
     let me = out.nodes.len();
@@ -309,28 +312,39 @@ fn build_node(
                 grow_max(&mut hi, &p.coords);
             }
         }
-        let mut node = if len == 1 {
+        let mut size = 0.0;
+        if len == 1 {
             // (its box is fitted later, with the other leaves': see `fit_leaves`)
             out.leaves.push(me as u32);
-            box_node(&Matrix3::identity(), V::zeros(), V::zeros())
         } else {
-            let mut node = fit_node(&rot, ids.iter().map(|&i| &tris[i as usize]));
-            prefer_aabb(&mut node, lo, hi);
-            node
-        };
-        node.tri = offset as u32;
-        node.count = len as u32;
-        out.nodes.push(node);
+            let mut b = fit_node(&rot, ids.iter().map(|&i| &tris[i as usize]));
+            prefer_aabb(&mut b, lo, hi);
+            size = b.half.norm_squared();
+            out.boxes[(bx >> 1) as usize].set((bx & 1) as usize, &b);
+        }
+        out.nodes.push(Node {
+            size,
+            right: 0,
+            tri: offset as u32,
+            count: len as u32,
+            bx,
+        });
         return (lo, hi);
     }
     // Split along the major axis at the mean of the centroids (three times both sides).
     let axis = rot.column(0).into_owned();
     let mean3 = axis.dot(&moments.sum) / len as f64;
     let (lo, hi, mut left) = scan(tris, ids, &rot, &axis, mean3);
-    out.nodes.push(box_node(&rot, lo, hi));
-    let pair = out.pairs.len();
-    out.pairs.push([0, 0]);
-    out.nodes[me].tri = pair as u32;
+    let mut own = box_node(&rot, lo, hi);
+    let pair = out.boxes.len() as u32;
+    out.boxes.push(ChildBoxes::ZERO);
+    out.nodes.push(Node {
+        size: 0.0,
+        right: 0,
+        tri: pair,
+        count: 0,
+        bx,
+    });
     if left == 0 || left == len {
         left = len / 2;
         ids.select_nth_unstable_by(left, |&a, &b| {
@@ -355,15 +369,17 @@ fn build_node(
         (false, false) => (Matrix3::identity(), Matrix3::identity()),
     };
     let (l, r) = ids.split_at_mut(left);
-    let (llo, lhi) = build_node(tris, l, offset, ml, lrot, out);
+    let (llo, lhi) = build_node(tris, l, offset, ml, lrot, 2 * pair, out);
     let right = out.nodes.len() as u32;
-    let (rlo, rhi) = build_node(tris, r, offset + left, mr, rrot, out);
-    out.nodes[me].right = right;
-    out.pairs[pair] = [me as u32 + 1, right];
+    let (rlo, rhi) = build_node(tris, r, offset + left, mr, rrot, 2 * pair + 1, out);
     // The subtree's axis-aligned box, from the children's: often tighter than the PCA box
     // for CAD-like meshes; keep the smaller volume.
     let (lo, hi) = (llo.inf(&rlo), lhi.sup(&rhi));
-    prefer_aabb(&mut out.nodes[me], lo, hi);
+    prefer_aabb(&mut own, lo, hi);
+    let node = &mut out.nodes[me];
+    node.right = right;
+    node.size = own.half.norm_squared();
+    out.boxes[(bx >> 1) as usize].set((bx & 1) as usize, &own);
     (lo, hi)
 }
 
@@ -417,8 +433,8 @@ fn scan(
     )
 }
 
-/// Replaces the node's box by the axis-aligned box `lo..hi` if that has a smaller volume.
-fn prefer_aabb(node: &mut Node, lo: V, hi: V) {
+/// Replaces the box by the axis-aligned box `lo..hi` if that has a smaller volume.
+fn prefer_aabb(node: &mut NodeBox, lo: V, hi: V) {
     let mid = (lo + hi) * 0.5;
     let slack = FIT_SLACK * ((hi - lo).amax() + mid.amax());
     let half = (hi - lo) * 0.5 + V::repeat(slack);
@@ -426,12 +442,14 @@ fn prefer_aabb(node: &mut Node, lo: V, hi: V) {
         node.rot = Matrix3::identity();
         node.center = mid;
         node.half = half;
-        node.size = half.norm_squared();
     }
 }
 
 /// Fits the OBB with axes `rot` to the triangles `corners`.
-fn fit_node<'a>(rot: &Matrix3<f64>, corners: impl Iterator<Item = &'a [Point3<f64>; 3]>) -> Node {
+fn fit_node<'a>(
+    rot: &Matrix3<f64>,
+    corners: impl Iterator<Item = &'a [Point3<f64>; 3]>,
+) -> NodeBox {
     let rt = rot.transpose();
     let mut lo = V::repeat(f64::INFINITY);
     let mut hi = V::repeat(f64::NEG_INFINITY);
@@ -445,19 +463,15 @@ fn fit_node<'a>(rot: &Matrix3<f64>, corners: impl Iterator<Item = &'a [Point3<f6
     box_node(rot, lo, hi)
 }
 
-/// The node whose box has axes `rot` and spans `lo..hi` along them (a little slack added).
-pub(super) fn box_node(rot: &Matrix3<f64>, lo: V, hi: V) -> Node {
+/// The box with axes `rot` that spans `lo..hi` along them (a little slack added).
+pub(super) fn box_node(rot: &Matrix3<f64>, lo: V, hi: V) -> NodeBox {
     let mid = (lo + hi) * 0.5;
     let slack = FIT_SLACK * ((hi - lo).amax() + mid.amax());
     let half = (hi - lo) * 0.5 + V::repeat(slack);
-    Node {
+    NodeBox {
         rot: *rot,
         center: rot * mid,
         half,
-        size: half.norm_squared(),
-        right: 0,
-        tri: 0,
-        count: 0,
     }
 }
 

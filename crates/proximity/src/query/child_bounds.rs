@@ -14,7 +14,8 @@
 
 use nalgebra::{Matrix3, Vector3};
 
-use crate::model::Node;
+use crate::model::NodeBox;
+use crate::obb;
 
 type V = Vector3<f64>;
 /// One number per child.
@@ -38,32 +39,87 @@ pub(crate) struct ChildBoxes {
 }
 
 impl ChildBoxes {
-    /// The boxes of `left` and `right`.
-    pub fn new(left: &Node, right: &Node) -> ChildBoxes {
-        let mut c = ChildBoxes {
-            rot: [[[0.0; 2]; 3]; 3],
-            center: [[0.0; 2]; 3],
-            half: [[0.0; 2]; 3],
-        };
-        for (l, n) in [left, right].into_iter().enumerate() {
-            for m in 0..3 {
-                for i in 0..3 {
-                    c.rot[m][i][l] = n.rot[(m, i)];
-                }
-                c.center[m][l] = n.center[m];
-                c.half[m][l] = n.half[m];
+    /// No boxes (all zeros), to be filled by [`ChildBoxes::set`].
+    pub const ZERO: ChildBoxes = ChildBoxes {
+        rot: [[[0.0; 2]; 3]; 3],
+        center: [[0.0; 2]; 3],
+        half: [[0.0; 2]; 3],
+    };
+
+    /// Stores `b` as the box of lane `l` (0 = left child, 1 = right child).
+    #[inline(always)]
+    pub fn set(&mut self, l: usize, b: &NodeBox) {
+        for m in 0..3 {
+            for i in 0..3 {
+                self.rot[m][i][l] = b.rot[(m, i)];
             }
+            self.center[m][l] = b.center[m];
+            self.half[m][l] = b.half[m];
         }
-        c
+    }
+
+    /// The box of lane `l`.
+    #[inline(always)]
+    pub fn get(&self, l: usize) -> NodeBox {
+        let r = &self.rot;
+        NodeBox {
+            rot: Matrix3::new(
+                r[0][0][l], r[0][1][l], r[0][2][l], r[1][0][l], r[1][1][l], r[1][2][l], r[2][0][l],
+                r[2][1][l], r[2][2][l],
+            ),
+            center: V::new(self.center[0][l], self.center[1][l], self.center[2][l]),
+            half: V::new(self.half[0][l], self.half[1][l], self.half[2][l]),
+        }
     }
 
     /// Bounds of the two children (in the model frame of `a`) against a box of the other model
     /// placed in that frame: axes `m` (columns), centre `c`, half extents `h`.
     #[inline(always)]
     pub fn against_placed(&self, m: &Matrix3<f64>, c: &V, h: &V) -> L {
-        let mut rr = [[[0.0; 2]; 3]; 3];
-        let mut tt = [[0.0; 2]; 3];
-        let mut tb = [[0.0; 2]; 3];
+        let (mut rr, mut tt, mut tb) = Default::default();
+        self.placed(m, c, &mut rr, &mut tt, &mut tb);
+        let hb = [[h[0]; 2], [h[1]; 2], [h[2]; 2]];
+        gaps(&rr, &tt, &tb, &self.half, &hb)
+    }
+
+    /// Are the two children (in the model frame of `a`) disjoint from a box of the other model
+    /// placed in that frame (axes `m`, centre `c`, half extents `h`)? The exact
+    /// separating-axis test of [`crate::obb::disjoint`], per child.
+    #[inline(always)]
+    pub fn disjoint_placed(&self, m: &Matrix3<f64>, c: &V, h: &V) -> [bool; 2] {
+        let (mut rr, mut tt, mut tb) = Default::default();
+        self.placed(m, c, &mut rr, &mut tt, &mut tb);
+        let sep = |l: usize| {
+            let (r, t) = lane_pose(&rr, &tt, l);
+            obb::disjoint(&r, &t, &lane_vec(&self.half, l), h)
+        };
+        [sep(0), sep(1)]
+    }
+
+    /// Are the two children disjoint from a box `a` (half extents `ha`), given as in
+    /// [`ChildBoxes::seen_from`]? The exact separating-axis test, per child.
+    #[inline(always)]
+    pub fn disjoint_seen_from(&self, p: &Matrix3<f64>, q: &V, ha: &V) -> [bool; 2] {
+        let (mut rr, mut tt, mut tb) = Default::default();
+        self.seen(p, q, &V::zeros(), &mut rr, &mut tt, &mut tb);
+        let sep = |l: usize| {
+            let (r, t) = lane_pose(&rr, &tt, l);
+            obb::disjoint(&r, &t, ha, &lane_vec(&self.half, l))
+        };
+        [sep(0), sep(1)]
+    }
+
+    /// The placed box in each child's axes: rotation, centre offset, and the offset in the
+    /// placed box's axes.
+    #[inline(always)]
+    fn placed(
+        &self,
+        m: &Matrix3<f64>,
+        c: &V,
+        rr: &mut [[L; 3]; 3],
+        tt: &mut [L; 3],
+        tb: &mut [L; 3],
+    ) {
         let mut d = [[0.0; 2]; 3];
         for k in 0..3 {
             for l in 0..2 {
@@ -86,8 +142,6 @@ impl ChildBoxes {
                 tb[i][l] = m[(0, i)] * d[0][l] + m[(1, i)] * d[1][l] + m[(2, i)] * d[2][l];
             }
         }
-        let hb = [[h[0]; 2], [h[1]; 2], [h[2]; 2]];
-        gaps(&rr, &tt, &tb, &self.half, &hb)
     }
 
     /// Bounds of a box `a` (half extents `ha`) against the two children, given as the
@@ -95,9 +149,24 @@ impl ChildBoxes {
     /// and `cb`, the centre of `a` in the children's model frame.
     #[inline(always)]
     pub fn seen_from(&self, p: &Matrix3<f64>, q: &V, cb: &V, ha: &V) -> L {
-        let mut rr = [[[0.0; 2]; 3]; 3];
-        let mut tt = [[0.0; 2]; 3];
-        let mut tb = [[0.0; 2]; 3];
+        let (mut rr, mut tt, mut tb) = Default::default();
+        self.seen(p, q, cb, &mut rr, &mut tt, &mut tb);
+        let hav = [[ha[0]; 2], [ha[1]; 2], [ha[2]; 2]];
+        gaps(&rr, &tt, &tb, &hav, &self.half)
+    }
+
+    /// Each child in the axes of box `a` (see [`ChildBoxes::seen_from`]): rotation, centre
+    /// offset, and a's centre offset in the child's axes.
+    #[inline(always)]
+    fn seen(
+        &self,
+        p: &Matrix3<f64>,
+        q: &V,
+        cb: &V,
+        rr: &mut [[L; 3]; 3],
+        tt: &mut [L; 3],
+        tb: &mut [L; 3],
+    ) {
         let mut d = [[0.0; 2]; 3];
         for k in 0..3 {
             for l in 0..2 {
@@ -124,9 +193,19 @@ impl ChildBoxes {
                     + self.rot[2][i][l] * d[2][l];
             }
         }
-        let hav = [[ha[0]; 2], [ha[1]; 2], [ha[2]; 2]];
-        gaps(&rr, &tt, &tb, &hav, &self.half)
     }
+}
+
+/// Lane `l` of a rotation and an offset.
+#[inline(always)]
+fn lane_pose(rr: &[[L; 3]; 3], tt: &[L; 3], l: usize) -> (Matrix3<f64>, V) {
+    (Matrix3::from_fn(|i, j| rr[i][j][l]), lane_vec(tt, l))
+}
+
+/// Lane `l` of a vector.
+#[inline(always)]
+fn lane_vec(v: &[L; 3], l: usize) -> V {
+    V::new(v[0][l], v[1][l], v[2][l])
 }
 
 /// The bound for two lanes. `rr[i][j]`: rotation of box b in a's axes; `tt`: b's centre

@@ -52,15 +52,17 @@ fn collide_impl(
     let mut tri_tests = 0;
     let stack = &mut ws.pair_stack;
     stack.clear();
-    stack.push((0, 0));
+    // The stack holds pairs whose boxes overlap: both children of a split node are tested at
+    // once (their boxes side by side, the other node placed once) before they are pushed.
+    bv_tests += 1;
+    let (ra, rb) = (a.node_box(&a.nodes[0]), b.node_box(&b.nodes[0]));
+    let (rr, tt) = relative(&ra, &rb, r, t);
+    if !obb::disjoint(&rr, &tt, &ra.half, &rb.half) {
+        stack.push((0, 0));
+    }
     'outer: while let Some((ia, ib)) = stack.pop() {
         let na = &a.nodes[ia as usize];
         let nb = &b.nodes[ib as usize];
-        bv_tests += 1;
-        let (rr, tt) = relative(na, nb, r, t);
-        if obb::disjoint(&rr, &tt, &na.half, &nb.half) {
-            continue;
-        }
         if na.is_leaf() && nb.is_leaf() {
             for ka in na.tri..na.tri + na.count {
                 let ta = &a.leaf_tris[ka as usize];
@@ -80,12 +82,27 @@ fn collide_impl(
             }
             continue;
         }
-        if descend_a(na, nb) {
-            stack.push((na.right, ib));
-            stack.push((ia + 1, ib));
+        bv_tests += 2;
+        let (sep, left, right) = if descend_a(na, nb) {
+            let bb = b.node_box(nb);
+            let m = r * bb.rot;
+            let c = r * bb.center + t;
+            let sep = a.boxes[na.tri as usize].disjoint_placed(&m, &c, &bb.half);
+            (sep, (ia + 1, ib), (na.right, ib))
         } else {
-            stack.push((ia, nb.right));
-            stack.push((ia, ib + 1));
+            let ba = a.node_box(na);
+            let rat = ba.rot.transpose();
+            let p = rat * r;
+            let q = rat * (t - ba.center);
+            let sep = b.boxes[nb.tri as usize].disjoint_seen_from(&p, &q, &ba.half);
+            (sep, (ia, ib + 1), (ia, nb.right))
+        };
+        // (the left child's pair is taken first)
+        if !sep[1] {
+            stack.push(right);
+        }
+        if !sep[0] {
+            stack.push(left);
         }
     }
     ws.set_counts(bv_tests, tri_tests);

@@ -94,9 +94,9 @@ fn invalid_distance() -> DistanceResult {
 /// frame by `r`, `t`): the boxes' projection gap, possibly stopped early at any value `>= prune`.
 #[inline(always)]
 fn node_lb(a: &Model, ia: u32, b: &Model, ib: u32, r: &Matrix3<f64>, t: &V, prune: f64) -> f64 {
-    let na = &a.nodes[ia as usize];
-    let nb = &b.nodes[ib as usize];
-    let (rr, tt) = relative(na, nb, r, t);
+    let na = a.node_box(&a.nodes[ia as usize]);
+    let nb = b.node_box(&b.nodes[ib as usize]);
+    let (rr, tt) = relative(&na, &nb, r, t);
     obb::gap_pruned(&rr, &tt, &na.half, &nb.half, prune)
 }
 
@@ -188,6 +188,9 @@ pub(super) fn distance_impl(
                 break;
             }
             let (mut ia, mut ib) = (top.a, top.b);
+            // The two nodes' boxes, carried down the dive (only the split side's changes).
+            let mut ba = a.node_box(&a.nodes[ia as usize]);
+            let mut bb = b.node_box(&b.nodes[ib as usize]);
             loop {
                 let na = &a.nodes[ia as usize];
                 let nb = &b.nodes[ib as usize];
@@ -204,31 +207,32 @@ pub(super) fn distance_impl(
                     thr = threshold(&best);
                     break;
                 }
-                let (c1, c2) = if split_a_for_distance(na, nb, r, t) {
+                let split_a = split_a_for_distance(na, nb, &ba, &bb, r, t);
+                let (c1, c2) = if split_a {
                     ((ia + 1, ib), (na.right, ib))
                 } else {
                     ((ia, ib + 1), (ia, nb.right))
                 };
                 // Bounds of both children at once, the other node placed once.
-                let (d1, d2) = if c1.1 == ib {
-                    let m = r * nb.rot;
-                    let c = r * nb.center + t;
-                    let [d1, d2] = a.child_boxes[na.tri as usize].against_placed(&m, &c, &nb.half);
+                let (d1, d2) = if split_a {
+                    let m = r * bb.rot;
+                    let c = r * bb.center + t;
+                    let [d1, d2] = a.boxes[na.tri as usize].against_placed(&m, &c, &bb.half);
                     (d1, d2)
                 } else {
-                    let rat = na.rot.transpose();
+                    let rat = ba.rot.transpose();
                     let p = rat * r;
-                    let q = rat * (t - na.center);
+                    let q = rat * (t - ba.center);
                     // a's box centre in b's model frame
-                    let cb = r.tr_mul(&(na.center - t));
-                    let [d1, d2] = b.child_boxes[nb.tri as usize].seen_from(&p, &q, &cb, &na.half);
+                    let cb = r.tr_mul(&(ba.center - t));
+                    let [d1, d2] = b.boxes[nb.tri as usize].seen_from(&p, &q, &cb, &ba.half);
                     (d1, d2)
                 };
                 bv_tests += 2;
-                let (near, dn, far, df) = if d1 <= d2 {
-                    (c1, d1, c2, d2)
+                let (near, dn, far, df, lane) = if d1 <= d2 {
+                    (c1, d1, c2, d2, 0)
                 } else {
-                    (c2, d2, c1, d1)
+                    (c2, d2, c1, d1, 1)
                 };
                 if df < thr {
                     heap.push(HeapPair {
@@ -239,6 +243,11 @@ pub(super) fn distance_impl(
                 }
                 if dn >= thr {
                     break;
+                }
+                if split_a {
+                    ba = a.boxes[na.tri as usize].get(lane);
+                } else {
+                    bb = b.boxes[nb.tri as usize].get(lane);
                 }
                 (ia, ib) = near;
             }
@@ -299,9 +308,9 @@ pub fn distance_lower_bound(
     let Some((r, t)) = finite_split(&pose_a.inv_mul(pose_b)) else {
         return 0.0;
     };
-    let na = &a.nodes[0];
-    let nb = &b.nodes[0];
-    let (rr, tt) = relative(na, nb, &r, &t);
+    let na = a.node_box(&a.nodes[0]);
+    let nb = b.node_box(&b.nodes[0]);
+    let (rr, tt) = relative(&na, &nb, &r, &t);
     // 15 separating axes + the centre direction on the root boxes
     obb::gap(&rr, &tt, &na.half, &nb.half)
 }

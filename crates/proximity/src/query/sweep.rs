@@ -164,10 +164,11 @@ pub fn segment_within_local(
     while let Some(k) = ws.stack.pop() {
         let node = &model.nodes[k as usize];
         ws.bv_tests += 1;
-        let rt = node.rot.transpose();
-        let a = rt * (p0.coords - node.center);
-        let b = rt * (p1.coords - node.center);
-        if !segment_meets_box(&a, &b, &(node.half + grow)) {
+        let nb = model.node_box(node);
+        let rt = nb.rot.transpose();
+        let a = rt * (p0.coords - nb.center);
+        let b = rt * (p1.coords - nb.center);
+        if !segment_meets_box(&a, &b, &(nb.half + grow)) {
             continue;
         }
         if node.is_leaf() {

@@ -3,14 +3,14 @@
 
 use nalgebra::{Matrix3, Vector3};
 
-use crate::model::Node;
+use crate::model::{Node, NodeBox};
 
 /// Rotation and centre offset of `nb`'s box in `na`'s box frame, `b` placed in a's frame by
 /// `r`, `t`: the arguments of the box tests in `crate::obb`.
 #[inline(always)]
 pub(super) fn relative(
-    na: &Node,
-    nb: &Node,
+    na: &NodeBox,
+    nb: &NodeBox,
     r: &Matrix3<f64>,
     t: &Vector3<f64>,
 ) -> (Matrix3<f64>, Vector3<f64>) {
@@ -34,6 +34,8 @@ pub(super) fn descend_a(na: &Node, nb: &Node) -> bool {
 pub(super) fn split_a_for_distance(
     na: &Node,
     nb: &Node,
+    ba: &NodeBox,
+    bb: &NodeBox,
     r: &Matrix3<f64>,
     t: &Vector3<f64>,
 ) -> bool {
@@ -44,12 +46,12 @@ pub(super) fn split_a_for_distance(
         return false;
     }
     // b's box centre minus a's (a's model frame), then in a's box axes and in b's
-    let u = r * nb.center + t - na.center;
-    let ua = na.rot.tr_mul(&u);
-    let ub = nb.rot.tr_mul(&r.tr_mul(&u));
+    let u = r * bb.center + t - ba.center;
+    let ua = ba.rot.tr_mul(&u);
+    let ub = bb.rot.tr_mul(&r.tr_mul(&u));
     // a box's half width along u, times |u| (the same factor on both sides)
     let reach = |h: &Vector3<f64>, v: &Vector3<f64>| {
         h[0] * v[0].abs() + h[1] * v[1].abs() + h[2] * v[2].abs()
     };
-    reach(&na.half, &ua) >= reach(&nb.half, &ub)
+    reach(&ba.half, &ua) >= reach(&bb.half, &ub)
 }
