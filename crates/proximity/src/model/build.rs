@@ -377,7 +377,7 @@ fn build_node(
     // Split along the major axis at the mean of the centroids (three times both sides).
     let axis = rot.column(0).into_owned();
     let mean3 = axis.dot(&moments.sum) / len as f64;
-    let (lo, hi, mut left) = scan(tris, ids, &rot, &axis, mean3);
+    let (lo, hi, mut left) = scan(tris, ids, &rot, mean3);
     let mut own = box_node(&rot, lo, hi);
     let pair = out.boxes.len() as u32;
     out.boxes.push(ChildBoxes::ZERO);
@@ -462,7 +462,6 @@ fn scan(
     tris: &[[Point3<f64>; 3]],
     ids: &mut [u32],
     rot: &Matrix3<f64>,
-    axis: &V,
     mean3: f64,
 ) -> (V, V, usize) {
     // `rt * p` as nalgebra evaluates it, `(c0 p.x + c1 p.y) + c2 p.z` with `c_j` the rows of
@@ -480,6 +479,9 @@ fn scan(
     for k in 0..ids.len() {
         let x = ids[k];
         let t = &tris[x as usize];
+        // (the centroid's projection on the split axis, three times: the sum of the corners'
+        // projections on the first axis)
+        let mut c3 = 0.0;
         for p in t {
             let mut l = [0.0; 4];
             for i in 0..4 {
@@ -489,9 +491,10 @@ fn scan(
                 lo[i] = if l[i] < lo[i] { l[i] } else { lo[i] };
                 hi[i] = if l[i] > hi[i] { l[i] } else { hi[i] };
             }
+            c3 += l[0];
         }
         let y = ids[left];
-        let go = BuildTri::sum(t).dot(axis) < mean3;
+        let go = c3 < mean3;
         ids[k] = if go { y } else { x };
         ids[left] = if go { x } else { y };
         left += go as usize;
@@ -659,24 +662,32 @@ mod tests {
                 r(),
                 0.5 + r(),
             ));
-            let axis = rot.column(trial % 3).into_owned();
+            // (each axis of the frame in turn the first, the split axis)
+            let k = trial % 3;
+            let rot = Matrix3::from_columns(&[
+                rot.column(k).into_owned(),
+                rot.column((k + 1) % 3).into_owned(),
+                rot.column((k + 2) % 3).into_owned(),
+            ]);
+            let axis = rot.column(0).into_owned();
             let mut ids: Vec<u32> = (0..tris.len() as u32).filter(|_| r() < 0.7).collect();
-            let mean3 = ids
-                .iter()
-                .map(|&i| BuildTri::sum(&tris[i as usize]).dot(&axis))
-                .sum::<f64>()
-                / ids.len() as f64;
+            let key = |i: u32| {
+                tris[i as usize].iter().fold(0.0, |c, p| {
+                    c + ((axis.x * p.x + axis.y * p.y) + axis.z * p.z)
+                })
+            };
+            let mean3 = ids.iter().map(|&i| key(i)).sum::<f64>() / ids.len() as f64;
             // the reference: a Lomuto partition with branches, and the box of `fit_node`
             let mut want = ids.clone();
             let mut left = 0;
             for k in 0..want.len() {
-                if BuildTri::sum(&tris[want[k] as usize]).dot(&axis) < mean3 {
+                if key(want[k]) < mean3 {
                     want.swap(k, left);
                     left += 1;
                 }
             }
             let fitted = fit_node(&rot, ids.iter().map(|&i| &tris[i as usize]));
-            let (lo, hi, got_left) = scan(&tris, &mut ids, &rot, &axis, mean3);
+            let (lo, hi, got_left) = scan(&tris, &mut ids, &rot, mean3);
             assert_eq!((got_left, &ids), (left, &want));
             let node = box_node(&rot, lo, hi);
             assert_eq!(
