@@ -1,7 +1,8 @@
 //! Top-down construction of the bounding-volume hierarchy.
 //!
-//! A node of two triangles takes the frame of [`pair_frame`] (the larger triangle's normal
-//! and the edge giving the smallest box); larger nodes the principal axes of their corners.
+//! A node of up to [`FACE_FRAME_MAX`] triangles takes the frame of [`face_frame`] (the largest
+//! triangle's normal and the edge giving the smallest box); larger nodes the principal axes of
+//! their corners.
 //! The corners of every triangle are copied once into one array; the recursion partitions
 //! an array of triangle indices. Each internal node makes one pass over its triangles that
 //! projects their corners on the node's axes (no per-vertex bookkeeping, no branches) and
@@ -190,28 +191,12 @@ pub(super) fn build(vertices: &[Point3<f64>], triangles: &[[u32; 3]]) -> Hierarc
     };
     let aabb = build_node(&corners, &tm, &mut order, 0, all, rot, 0, &mut out);
     drop(tm);
-    // The corners in leaf order: `order` applied to `corners` in place, cycle by cycle (no
+    // The corners in leaf order, gathered again from the vertices into the same array (no
     // second array: less memory to map in).
     let mut leaf_tris = corners;
-    let mut done = vec![false; n];
-    for start in 0..n {
-        if done[start] {
-            continue;
-        }
-        let first = leaf_tris[start];
-        let mut j = start;
-        loop {
-            done[j] = true;
-            let k = order[j] as usize;
-            if k == start {
-                leaf_tris[j] = first;
-                break;
-            }
-            leaf_tris[j] = leaf_tris[k];
-            j = k;
-        }
+    for (c, &k) in leaf_tris.iter_mut().zip(&order) {
+        *c = triangles[k as usize].map(|v| vertices[v as usize]);
     }
-    drop(done);
     let (mut nodes, mut boxes) = (out.nodes, out.boxes);
     fit_leaves(&mut nodes, &mut boxes, &out.leaves, &leaf_tris);
     Hierarchy {
@@ -235,19 +220,25 @@ fn triangle_frame(t: &[Point3<f64>; 3]) -> Matrix3<f64> {
     orthonormal_basis(&e[k], &e1)
 }
 
-/// The box frame of a node of two triangles: third axis along the normal of the larger one,
-/// first along whichever of its edges gives the box of the smallest volume (cheaper than the
-/// principal axes and, on meshes, as tight: two triangles of a node are mostly neighbours on
-/// one face).
-fn pair_frame(a: &[Point3<f64>; 3], b: &[Point3<f64>; 3]) -> Matrix3<f64> {
-    let na = (a[1] - a[0]).cross(&(a[2] - a[0]));
-    let nb = (b[1] - b[0]).cross(&(b[2] - b[0]));
-    let (t, n) = if nb.norm_squared() > na.norm_squared() {
-        (b, nb)
-    } else {
-        (a, na)
-    };
-    // The rectangle of the six corners in the plane, along edge `e` and `n x e` (neither
+/// Nodes of up to this many triangles take the frame of [`face_frame`] instead of principal
+/// axes.
+const FACE_FRAME_MAX: usize = 2;
+
+/// The box frame of a small node (triangles `ids`): third axis along the normal of its
+/// largest triangle, first along whichever of that triangle's edges gives the smallest
+/// rectangle around the corners in the plane (cheaper than the principal axes and, on meshes,
+/// tighter: the triangles of a small node are mostly neighbours on one face).
+fn face_frame(tris: &[[Point3<f64>; 3]], ids: &[u32]) -> Matrix3<f64> {
+    let normal = |t: &[Point3<f64>; 3]| (t[1] - t[0]).cross(&(t[2] - t[0]));
+    let mut t = &tris[ids[0] as usize];
+    let mut n = normal(t);
+    for &i in &ids[1..] {
+        let m = normal(&tris[i as usize]);
+        if m.norm_squared() > n.norm_squared() {
+            (t, n) = (&tris[i as usize], m);
+        }
+    }
+    // The rectangle of the corners in the plane, along edge `e` and `n x e` (neither
     // normalised: the area is the product of the two spans over |e|^2 |n|, and |n| is common;
     // the extent along the normal is the same for the three frames).
     let mut best = (f64::INFINITY, 0);
@@ -255,22 +246,31 @@ fn pair_frame(a: &[Point3<f64>; 3], b: &[Point3<f64>; 3]) -> Matrix3<f64> {
         let e = t[(k + 1) % 3] - t[k];
         let w = n.cross(&e);
         let (mut lo, mut hi) = ([f64::INFINITY; 2], [f64::NEG_INFINITY; 2]);
-        for p in a.iter().chain(b) {
-            let v = [e.dot(&p.coords), w.dot(&p.coords)];
-            for i in 0..2 {
-                lo[i] = if v[i] < lo[i] { v[i] } else { lo[i] };
-                hi[i] = if v[i] > hi[i] { v[i] } else { hi[i] };
+        for &i in ids {
+            for p in &tris[i as usize] {
+                let v = [e.dot(&p.coords), w.dot(&p.coords)];
+                for i in 0..2 {
+                    lo[i] = if v[i] < lo[i] { v[i] } else { lo[i] };
+                    hi[i] = if v[i] > hi[i] { v[i] } else { hi[i] };
+                }
             }
         }
-        let (ulo, uhi, wlo, whi) = (lo[0], hi[0], lo[1], hi[1]);
-        let area = (uhi - ulo) * (whi - wlo) / e.norm_squared();
+        let area = (hi[0] - lo[0]) * (hi[1] - lo[1]) / e.norm_squared();
         if area < best.0 {
             best = (area, k);
         }
     }
     let k = best.1;
     let e = t[(k + 1) % 3] - t[k];
-    orthonormal_basis(&e, &n.cross(&e))
+    let w = n.cross(&e);
+    // (w is perpendicular to e already: no Gram-Schmidt step unless a norm is tiny)
+    let (ne, nw) = (e.norm(), w.norm());
+    if ne > 1e-150 && nw > 1e-150 && (ne + nw).is_finite() {
+        let (u, v) = (e / ne, w / nw);
+        Matrix3::from_columns(&[u, v, u.cross(&v)])
+    } else {
+        orthonormal_basis(&e, &w)
+    }
 }
 
 /// How many leaf frames [`triangle_frames`] computes side by side.
@@ -395,49 +395,35 @@ fn build_node(
             key(a).total_cmp(&key(b))
         });
     }
-    // (the left part keeps the order in which its triangles came: its moments are summed
-    // in that order)
-    let ml = Moments::of(tm, &ids[..left]);
-    // (the right half's moments: the rest)
-    let mr = moments.minus(&ml);
+    // The smaller part's moments are summed, the other's are the rest.
+    let (ml, mr) = if 2 * left <= len {
+        let ml = Moments::of(tm, &ids[..left]);
+        (ml, moments.minus(&ml))
+    } else {
+        let mr = Moments::of(tm, &ids[left..]);
+        (moments.minus(&mr), mr)
+    };
     // The children's axes (needed by those with more than one triangle), side by side when
     // both need them.
-    // A child of two triangles gets the frame of `pair_frame` instead (no eigen-solve).
+    // A child of at most `FACE_FRAME_MAX` triangles gets the frame of `face_frame` instead
+    // (no eigen-solve; on the RX60 links, three triangles would need more box and triangle
+    // tests in the distance queries).
     let (l, r) = ids.split_at_mut(left);
-    let two = |ids: &[u32]| pair_frame(&tris[ids[0] as usize], &tris[ids[1] as usize]);
-    let (lrot, rrot) = match (left > 2, len - left > 2) {
+    let small = |ids: &[u32]| {
+        if ids.len() > 1 {
+            face_frame(tris, ids)
+        } else {
+            Matrix3::identity()
+        }
+    };
+    let (lrot, rrot) = match (left > FACE_FRAME_MAX, len - left > FACE_FRAME_MAX) {
         (true, true) => {
             let [a, b] = Moments::axes2(&ml, &mr);
             (a, b)
         }
-        (true, false) => (
-            ml.axes(),
-            if r.len() == 2 {
-                two(r)
-            } else {
-                Matrix3::identity()
-            },
-        ),
-        (false, true) => (
-            if l.len() == 2 {
-                two(l)
-            } else {
-                Matrix3::identity()
-            },
-            mr.axes(),
-        ),
-        (false, false) => (
-            if l.len() == 2 {
-                two(l)
-            } else {
-                Matrix3::identity()
-            },
-            if r.len() == 2 {
-                two(r)
-            } else {
-                Matrix3::identity()
-            },
-        ),
+        (true, false) => (ml.axes(), small(r)),
+        (false, true) => (small(l), mr.axes()),
+        (false, false) => (small(l), small(r)),
     };
     let (llo, lhi) = build_node(tris, tm, l, offset, ml, lrot, 2 * pair, out);
     let right = out.nodes.len() as u32;
@@ -612,7 +598,7 @@ mod tests {
     }
 
     #[test]
-    fn pair_frame_fits_a_split_rectangle_tightly() {
+    fn face_frame_fits_a_split_rectangle_tightly() {
         let mut r = rng(11);
         for _ in 0..50 {
             // a w x h rectangle in a random plane, split along a diagonal
@@ -634,7 +620,7 @@ mod tests {
                 [p(0.0, 0.0), p(w, 0.0), p(w, h)],
                 [p(0.0, 0.0), p(w, h), p(0.0, h)],
             );
-            let f = pair_frame(&a, &b);
+            let f = face_frame(&[a, b], &[0, 1]);
             assert!((f.transpose() * f - Matrix3::identity()).norm() < 1e-12);
             assert!((f.determinant() - 1.0).abs() < 1e-12);
             let fitted = fit_node(&f, [&a, &b].into_iter());
