@@ -597,22 +597,28 @@ mod tests {
         assert!(special > 0, "the special cases were not exercised");
     }
 
+    /// The principal axes of a random covariance-like matrix: a random frame.
+    fn random_frame(r: &mut impl FnMut() -> f64) -> Matrix3<f64> {
+        let mut x = || r();
+        principal_axes(&Matrix3::new(
+            1.0 + x(),
+            x(),
+            x(),
+            x(),
+            2.0 + x(),
+            x(),
+            x(),
+            x(),
+            0.5 + x(),
+        ))
+    }
+
     #[test]
     fn face_frame_fits_a_split_rectangle_tightly() {
         let mut r = rng(11);
         for _ in 0..50 {
             // a w x h rectangle in a random plane, split along a diagonal
-            let rot = principal_axes(&Matrix3::new(
-                1.0 + r(),
-                r(),
-                r(),
-                r(),
-                2.0 + r(),
-                r(),
-                r(),
-                r(),
-                0.5 + r(),
-            ));
+            let rot = random_frame(&mut r);
             let (w, h) = (0.1 + r(), 0.1 + r());
             let o = V::new(r(), r(), r());
             let p = |x: f64, y: f64| Point3::from(o + rot * V::new(x, y, 0.0));
@@ -637,17 +643,7 @@ mod tests {
             .map(|_| [0; 3].map(|_| Point3::new(r(), r(), (r() * 4.0).floor())))
             .collect();
         for trial in 0..20 {
-            let rot = principal_axes(&Matrix3::new(
-                1.0 + r(),
-                r(),
-                r(),
-                r(),
-                2.0 + r(),
-                r(),
-                r(),
-                r(),
-                0.5 + r(),
-            ));
+            let rot = random_frame(&mut r);
             // (each axis of the frame in turn the first, the split axis)
             let k = trial % 3;
             let rot = Matrix3::from_columns(&[
