@@ -241,28 +241,30 @@ fn face_frame(tris: &[[Point3<f64>; 3]], ids: &[u32]) -> Matrix3<f64> {
     // The rectangle of the corners in the plane, along edge `e` and `n x e` (neither
     // normalised: the area is the product of the two spans over |e|^2 |n|, and |n| is common;
     // the extent along the normal is the same for the three frames).
-    let mut best = (f64::INFINITY, 0);
-    for k in 0..3 {
-        let e = t[(k + 1) % 3] - t[k];
-        let w = n.cross(&e);
-        let (mut lo, mut hi) = ([f64::INFINITY; 2], [f64::NEG_INFINITY; 2]);
-        for &i in ids {
-            for p in &tris[i as usize] {
-                let v = [e.dot(&p.coords), w.dot(&p.coords)];
+    // (the three candidates in one pass over the corners: the same numbers as one pass
+    // per candidate)
+    let e: [V; 3] = std::array::from_fn(|k| t[(k + 1) % 3] - t[k]);
+    let w: [V; 3] = std::array::from_fn(|k| n.cross(&e[k]));
+    let (mut lo, mut hi) = ([[f64::INFINITY; 2]; 3], [[f64::NEG_INFINITY; 2]; 3]);
+    for &i in ids {
+        for p in &tris[i as usize] {
+            for k in 0..3 {
+                let v = [e[k].dot(&p.coords), w[k].dot(&p.coords)];
                 for i in 0..2 {
-                    lo[i] = if v[i] < lo[i] { v[i] } else { lo[i] };
-                    hi[i] = if v[i] > hi[i] { v[i] } else { hi[i] };
+                    lo[k][i] = if v[i] < lo[k][i] { v[i] } else { lo[k][i] };
+                    hi[k][i] = if v[i] > hi[k][i] { v[i] } else { hi[k][i] };
                 }
             }
         }
-        let area = (hi[0] - lo[0]) * (hi[1] - lo[1]) / e.norm_squared();
+    }
+    let mut best = (f64::INFINITY, 0);
+    for k in 0..3 {
+        let area = (hi[k][0] - lo[k][0]) * (hi[k][1] - lo[k][1]) / e[k].norm_squared();
         if area < best.0 {
             best = (area, k);
         }
     }
-    let k = best.1;
-    let e = t[(k + 1) % 3] - t[k];
-    let w = n.cross(&e);
+    let (e, w) = (e[best.1], w[best.1]);
     // (w is perpendicular to e already: no Gram-Schmidt step unless a norm is tiny)
     let (ne, nw) = (e.norm(), w.norm());
     if ne > 1e-150 && nw > 1e-150 && (ne + nw).is_finite() {
