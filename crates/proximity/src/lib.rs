@@ -1,7 +1,7 @@
 //! Triangle-mesh proximity engine: collision, minimum distance and tolerance queries on
 //! bounding-volume hierarchies (f64), in the manner of PQP.
 //!
-//! * [`Model`]: an immutable triangle mesh with its hierarchy (one triangle per leaf; each
+//! * [`Model`]: an immutable triangle mesh with its hierarchy (one or two triangles per leaf; each
 //!   node has an oriented bounding box, used for overlap tests and as a distance lower bound).
 //! * [`collide`] / [`intersects`]: do the surfaces intersect? Touching counts. A mesh lying
 //!   entirely inside another without touching its surface is **not** colliding (surface

@@ -56,7 +56,7 @@ impl Node {
 ///
 /// Every node carries an oriented bounding box (the smaller of the principal-axes box and the
 /// axis-aligned box), used by the collision queries (separating-axis test) and by the distance
-/// and tolerance queries (projection-gap lower bound). Leaves hold one triangle. Nodes are stored depth first (left
+/// and tolerance queries (projection-gap lower bound). Leaves hold one or two triangles. Nodes are stored depth first (left
 /// child next to its parent). `Model` is `Send + Sync`: share it between threads, each with
 /// its own [`crate::QueryWorkspace`].
 ///
@@ -240,11 +240,13 @@ impl Model {
         self.boxes[(n.bx >> 1) as usize].get((n.bx & 1) as usize)
     }
 
-    /// Number of nodes of the hierarchy (`2 n - 1` for `n` used triangles).
+    /// Number of nodes of the hierarchy (`n` used triangles in leaves of one or two: between
+    /// `n - 1` and `2 n - 1`).
     pub fn num_nodes(&self) -> usize {
         self.nodes.len()
     }
 }
 
-/// Largest number of triangles in a leaf.
-pub(crate) const LEAF_SIZE: usize = 1;
+/// Largest number of triangles in a leaf (a node of two is not split: see docs/proximity.md,
+/// "Leaves of two triangles").
+pub(crate) const LEAF_SIZE: usize = 2;

@@ -62,7 +62,8 @@ fn a_scaled_mesh_gets_the_same_verdict_from_both_crates() {
     let m = Model::from_stl_bytes(&bad).unwrap();
     assert_eq!(m.num_triangles(), 5);
     assert_eq!(m.used_triangles(), [0, 1, 2, 3]);
-    assert_eq!(m.num_nodes(), 2 * 4 - 1);
+    // (four triangles in leaves of one or two)
+    assert!((3..2 * 4).contains(&m.num_nodes()), "{}", m.num_nodes());
     // collinear corners alone leave no surface: refused by both, at every scale
     let mut v = [Point3::origin(); 3];
     v[1].x = 1.0;

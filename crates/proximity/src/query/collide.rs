@@ -2,7 +2,7 @@
 
 use nalgebra::{Isometry3, Matrix3, Vector3};
 
-use super::pose::{guard, xf};
+use super::pose::guard;
 use super::traverse::{descend_a, relative};
 use super::QueryWorkspace;
 use crate::model::Model;
@@ -64,12 +64,13 @@ fn collide_impl(
         let na = &a.nodes[ia as usize];
         let nb = &b.nodes[ib as usize];
         if na.is_leaf() && nb.is_leaf() {
+            // (b's triangles placed once for all of a's)
+            let tbs = super::distance::placed_leaf(b, nb, r, t);
             for ka in na.tri..na.tri + na.count {
                 let ta = &a.leaf_tris[ka as usize];
-                for kb in nb.tri..nb.tri + nb.count {
+                for (kb, tb) in (nb.tri..).zip(&tbs[..nb.count as usize]) {
                     tri_tests += 1;
-                    let tb = b.leaf_tris[kb as usize].map(|p| xf(r, t, &p));
-                    if triangle::overlap(ta, &tb) {
+                    if triangle::overlap(ta, tb) {
                         colliding = true;
                         if let Some(p) = pairs.as_deref_mut() {
                             p.push((a.leaf_ids[ka as usize], b.leaf_ids[kb as usize]));
