@@ -33,13 +33,25 @@ pub fn to_pose(p: &Isometry3<f64>) -> Pose {
 
 /// One body's parry mesh (building its BVH).
 pub fn trimesh(model: &rpq_proximity::Model) -> Result<TriMesh, SceneError> {
-    let v: Vec<Vector> = model
+    trimesh_from(mesh_input(model))
+}
+
+/// A model's vertices and triangles in parry's types: the input of [`trimesh_from`].
+pub type MeshInput = (Vec<Vector>, Vec<[u32; 3]>);
+
+/// A model's mesh converted for parry (what [`trimesh`] converts before building).
+pub fn mesh_input(model: &rpq_proximity::Model) -> MeshInput {
+    let v = model
         .vertices()
         .iter()
         .map(|p| Vector::new(p.x, p.y, p.z))
         .collect();
-    TriMesh::new(v, model.triangles().to_vec())
-        .map_err(|e| SceneError::Invalid(format!("parry rejects a mesh: {e:?}")))
+    (v, model.triangles().to_vec())
+}
+
+/// parry's mesh (its BVH built) of converted input: what a build benchmark times.
+pub fn trimesh_from((v, t): MeshInput) -> Result<TriMesh, SceneError> {
+    TriMesh::new(v, t).map_err(|e| SceneError::Invalid(format!("parry rejects a mesh: {e:?}")))
 }
 
 impl ParryScene {
