@@ -34,6 +34,21 @@ pub(crate) struct Node {
     pub bx: u32,
 }
 
+/// Entry and lane of box slot `bx` in `Model::boxes` (see [`Node::bx`]).
+#[inline(always)]
+fn box_slot(bx: u32) -> (usize, usize) {
+    ((bx >> 1) as usize, (bx & 1) as usize)
+}
+
+/// Stores `b` in box slot `bx` of `boxes` (see [`Node::bx`]) and returns the size a node
+/// with that box gets (`Node::size`).
+#[inline(always)]
+fn store_box(boxes: &mut [ChildBoxes], bx: u32, b: &NodeBox) -> f64 {
+    let (entry, lane) = box_slot(bx);
+    boxes[entry].set(lane, b);
+    b.half.norm_squared()
+}
+
 /// A node's oriented bounding box, in the model frame.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct NodeBox {
@@ -237,7 +252,8 @@ impl Model {
     /// The box of node `n` of this model.
     #[inline(always)]
     pub(crate) fn node_box(&self, n: &Node) -> NodeBox {
-        self.boxes[(n.bx >> 1) as usize].get((n.bx & 1) as usize)
+        let (entry, lane) = box_slot(n.bx);
+        self.boxes[entry].get(lane)
     }
 
     /// Number of nodes of the hierarchy (`n` used triangles in leaves of one or two: between

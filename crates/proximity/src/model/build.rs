@@ -14,7 +14,7 @@
 
 use nalgebra::{Matrix3, Point3, Vector3};
 
-use super::{Node, NodeBox, LEAF_SIZE};
+use super::{store_box, Node, NodeBox, LEAF_SIZE};
 use crate::obb::{
     grow_max, grow_min, orthonormal_basis, orthonormal_basis_lanes, principal_axes,
     principal_axes_lanes, FIT_SLACK,
@@ -310,8 +310,7 @@ fn fit_leaves(
 ) {
     let mut fit = |node: &mut Node, rot: &Matrix3<f64>| {
         let fitted = fit_node(rot, std::iter::once(&tris[node.tri as usize]));
-        node.size = fitted.half.norm_squared();
-        boxes[(node.bx >> 1) as usize].set((node.bx & 1) as usize, &fitted);
+        node.size = store_box(boxes, node.bx, &fitted);
     };
     let mut chunks = leaves.chunks_exact(LANES);
     for chunk in chunks.by_ref() {
@@ -364,8 +363,7 @@ fn build_node(
         } else {
             let mut b = fit_node(&rot, ids.iter().map(|&i| &tris[i as usize]));
             prefer_aabb(&mut b, lo, hi);
-            size = b.half.norm_squared();
-            out.boxes[(bx >> 1) as usize].set((bx & 1) as usize, &b);
+            size = store_box(&mut out.boxes, bx, &b);
         }
         out.nodes.push(Node {
             size,
@@ -436,8 +434,7 @@ fn build_node(
     prefer_aabb(&mut own, lo, hi);
     let node = &mut out.nodes[me];
     node.right = right;
-    node.size = own.half.norm_squared();
-    out.boxes[(bx >> 1) as usize].set((bx & 1) as usize, &own);
+    node.size = store_box(&mut out.boxes, bx, &own);
     (lo, hi)
 }
 
