@@ -2,7 +2,7 @@
 
 use nalgebra::{Isometry3, Matrix3, Vector3};
 
-use super::pose::guard;
+use super::pose::{guard, placed_leaf};
 use super::traverse::{descend_a, relative};
 use super::QueryWorkspace;
 use crate::model::Model;
@@ -65,7 +65,7 @@ fn collide_impl(
         let nb = &b.nodes[ib as usize];
         if na.is_leaf() && nb.is_leaf() {
             // (b's triangles placed once for all of a's)
-            let tbs = super::distance::placed_leaf(b, nb, r, t);
+            let tbs = placed_leaf(b, nb, r, t);
             for ka in na.tri..na.tri + na.count {
                 let ta = &a.leaf_tris[ka as usize];
                 for (kb, tb) in (nb.tri..).zip(&tbs[..nb.count as usize]) {

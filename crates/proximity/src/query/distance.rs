@@ -3,7 +3,7 @@
 
 use nalgebra::{Isometry3, Matrix3, Point3, Vector3};
 
-use super::pose::{finite_split, guard, xf};
+use super::pose::{finite_split, guard, placed_leaf, xf};
 use super::traverse::{relative, split_a_for_distance};
 use super::workspace::HeapPair;
 use super::QueryWorkspace;
@@ -111,7 +111,7 @@ struct Best {
 
 /// Whether the triangles `ta` and `tb` (in one frame, every corner within `reach` of its
 /// origin) are at least `d` apart by the gap between their projections on the line through
-/// their centroids (a lower bound of their distance; 50-60 instructions where the exact
+/// their centroids (a lower bound of their distance: a few dozen operations, where the exact
 /// distance takes several hundred).
 #[inline(always)]
 fn centroid_gap_exceeds(ta: &[Point3<f64>; 3], tb: &[Point3<f64>; 3], d: f64, reach: f64) -> bool {
@@ -130,27 +130,9 @@ fn centroid_gap_exceeds(ta: &[Point3<f64>; 3], tb: &[Point3<f64>; 3], d: f64, re
     gap > 0.0 && gap * gap >= u.norm_squared() * (thr * thr)
 }
 
-/// The triangles of leaf `n` of `b`, placed by `r`, `t` (the first `n.count` entries).
-#[inline(always)]
-pub(super) fn placed_leaf(
-    b: &Model,
-    n: &crate::model::Node,
-    r: &Matrix3<f64>,
-    t: &V,
-) -> [[Point3<f64>; 3]; crate::model::LEAF_SIZE] {
-    let mut placed = [[Point3::origin(); 3]; crate::model::LEAF_SIZE];
-    let first = n.tri as usize;
-    for (p, t3) in placed
-        .iter_mut()
-        .zip(&b.leaf_tris[first..first + n.count as usize])
-    {
-        *p = t3.map(|q| xf(r, t, &q));
-    }
-    placed
-}
-
 /// How far from a's origin the corners of both models lie at most (`b` placed in a's frame
-/// by translation `t`): what the rounding of a projection in [`leaf_pair`] is relative to.
+/// by translation `t`): what the rounding of a projection in [`centroid_gap_exceeds`] is
+/// relative to.
 fn reach(a: &Model, b: &Model, t: &V) -> f64 {
     let radius = |m: &Model| {
         let (lo, hi) = m.aabb();
@@ -163,7 +145,6 @@ fn reach(a: &Model, b: &Model, t: &V) -> f64 {
 /// skipped when the gap between their projections on the line through their
 /// centroids is at least the best distance so far ([`centroid_gap_exceeds`]), else measured.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 fn leaf_pair(a: &Model, la: u32, lb: u32, tb: &[Point3<f64>; 3], reach: f64, best: &mut Best) {
     let ta = &a.leaf_tris[la as usize];
     if centroid_gap_exceeds(ta, tb, best.d, reach) {

@@ -1,9 +1,10 @@
 //! The relative pose of `b` in `a`'s frame: the one non-finite-pose guard of every query, and
-//! the matrix form the traversals use.
+//! the matrix form the traversals use (points and leaf triangles of b placed in a's frame).
 
 use nalgebra::{Isometry3, Matrix3, Point3, Vector3};
 
 use super::QueryWorkspace;
+use crate::model::{Model, Node, LEAF_SIZE};
 
 /// Are all seven numbers of the pose finite? (O(1).)
 #[inline(always)]
@@ -43,4 +44,24 @@ pub(super) fn guard(
 #[inline(always)]
 pub(super) fn xf(r: &Matrix3<f64>, t: &Vector3<f64>, p: &Point3<f64>) -> Point3<f64> {
     Point3::from(r * p.coords + t)
+}
+
+/// The triangles of leaf `n` of `b`, placed in a's frame by `r`, `t` (the first `n.count`
+/// entries): each of b's triangles once for all of a's in a leaf pair.
+#[inline(always)]
+pub(super) fn placed_leaf(
+    b: &Model,
+    n: &Node,
+    r: &Matrix3<f64>,
+    t: &Vector3<f64>,
+) -> [[Point3<f64>; 3]; LEAF_SIZE] {
+    let mut placed = [[Point3::origin(); 3]; LEAF_SIZE];
+    let first = n.tri as usize;
+    for (p, t3) in placed
+        .iter_mut()
+        .zip(&b.leaf_tris[first..first + n.count as usize])
+    {
+        *p = t3.map(|q| xf(r, t, &q));
+    }
+    placed
 }
