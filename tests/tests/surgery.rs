@@ -106,7 +106,8 @@ fn mesh(v: &Value) -> (Vec<[f64; 3]>, Vec<u32>) {
 }
 
 /// The `~/markers` array the node publishes while rclpy publishes the RX60's joints `q`: the
-/// last of three arrays received (the first could still stem from an earlier state).
+/// last of three arrays received (none stems from an earlier call's state: each call waits,
+/// before it returns, until the node no longer draws its state).
 fn markers_for(env: &TestEnv, q: &[f64]) -> Vec<Value> {
     let state = format!(
         "{{name: [joint_1, joint_2, joint_3, joint_4, joint_5, joint_6], position: [{}]}}",
@@ -151,6 +152,11 @@ fn markers_for(env: &TestEnv, q: &[f64]) -> Vec<Value> {
     out.assert_ok("rclpy echo of ~/markers");
     assert!(publisher.is_running(), "{}", publisher.output().join("\n"));
     publisher.stop(Duration::from_secs(5));
+    // The node keeps drawing the last joint state it got for `joint_state_timeout` (0.5 s, set
+    // where the test starts it), then draws nothing until a new one arrives. Waiting past
+    // that here keeps the next call's echo from taking markers of this state (its rclpy echo
+    // can start before its publisher's first state reaches the node; seen once in a CI run).
+    std::thread::sleep(Duration::from_millis(1200));
     let last = out.records_of("message").pop().expect("a marker array");
     seq(&last["data"]["markers"]).clone()
 }
@@ -173,6 +179,8 @@ fn rclpy_generates_protections_and_reads_meshes_and_markers() {
         .arg(format!("output_directory:={}", out_dir.path().display()))
         .arg("-p")
         .arg("marker_rate:=20.0")
+        .arg("-p")
+        .arg("joint_state_timeout:=0.5")
         .arg("-p")
         .arg("patient.source:=file")
         .arg("-p")
