@@ -128,6 +128,8 @@ struct Shared {
     in_force: u64,
     /// The set waiting for the tool to be clear of it: why.
     waiting: Option<String>,
+    /// Arrival number of the newest set handed in with [`ProtectionInbox::submit_received`].
+    newest_received: u64,
 }
 
 /// The node's side of a [`ProtectionFilter`]: hands it new protection sets (from any thread)
@@ -156,6 +158,23 @@ impl ProtectionInbox {
         if let Ok(mut s) = self.0.lock() {
             s.incoming = Some((set, tag));
         }
+    }
+
+    /// [`ProtectionInbox::submit_tagged`] for a set whose message was the `received`-th to
+    /// arrive (1, 2, …): the node turns messages into sets off the control loop, one task each,
+    /// so an older message's set can be ready after a newer one's. A set whose message arrived
+    /// before that of a set already handed in is dropped (returns false): the newest message
+    /// stays in force, never the one that was slower to index.
+    pub fn submit_received(&self, set: ProtectionSet, tag: u64, received: u64) -> bool {
+        let Ok(mut s) = self.0.lock() else {
+            return false;
+        };
+        if received <= s.newest_received {
+            return false;
+        }
+        s.newest_received = received;
+        s.incoming = Some((set, tag));
+        true
     }
 
     /// Sets put in force so far.

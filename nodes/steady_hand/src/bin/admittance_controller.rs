@@ -287,6 +287,7 @@ async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
     );
 
     // `Ok` on SIGINT/SIGTERM, `Err` on a fatal error; either way the robot is stopped below
+    let mut protection_msgs_received: u64 = 0;
     let result: Result<(), Box<dyn Error>> = loop {
         let mut force_status = false;
         let mut transition = None;
@@ -400,10 +401,18 @@ async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
                 // meshes of ~50,000 triangles take a while to index: off the control loop
                 Some(Ok((msg, _))) => if let Some(inbox) = protection_inbox.clone() {
                     let (root, log) = (root.clone(), log.clone());
+                    // (numbered on arrival: of two sets indexed at once, the newer message's
+                    // wins even when the older one's indexing ends last)
+                    protection_msgs_received += 1;
+                    let received = protection_msgs_received;
                     tokio::task::spawn_blocking(move || match protections_from_msg(&msg, &root) {
                         Ok(set) => {
-                            ros_info!(log, "forbidden region: received {} protections ({} triangles)", set.len(), set.num_triangles());
-                            inbox.submit_tagged(set, protection_filter::stamp_tag(&msg.header.stamp));
+                            let (n, triangles) = (set.len(), set.num_triangles());
+                            if inbox.submit_received(set, protection_filter::stamp_tag(&msg.header.stamp), received) {
+                                ros_info!(log, "forbidden region: received {n} protections ({triangles} triangles)");
+                            } else {
+                                ros_warn!(log, "forbidden region: dropped an older protection set ({n} protections): a newer one came in while it was being indexed");
+                            }
                         }
                         Err(e) => ros_warn!(log, "forbidden region: ignoring a protection set: {e}"),
                     });

@@ -204,6 +204,30 @@ fn a_report_the_inbox_was_too_busy_for_is_written_next_period() {
 }
 
 #[test]
+fn a_set_from_an_older_message_never_replaces_a_newer_one() {
+    let mut f = ProtectionFilter::new(config(), None).unwrap();
+    let inbox = f.inbox();
+    let up = Point3::new(0.0, 0.0, 0.01);
+    // the second message's set is ready first, the first message's after it: dropped
+    assert!(inbox.submit_received(ProtectionSet::new().with(sheet("floor", 0.0, 0.5)), 20, 2));
+    assert!(!inbox.submit_received(ProtectionSet::new(), 10, 1));
+    f.filter(&up, &Vector3::zeros(), 0.002);
+    assert_eq!((inbox.loaded(), inbox.in_force()), (1, 20));
+    // also once the newer set is in force, and for a repeat of its own number
+    assert!(!inbox.submit_received(ProtectionSet::new(), 10, 1));
+    assert!(!inbox.submit_received(ProtectionSet::new(), 30, 2));
+    f.filter(&up, &Vector3::zeros(), 0.002);
+    assert_eq!((inbox.loaded(), inbox.in_force()), (1, 20));
+    // a later message goes in force
+    // (a lid well clear of the tool, after the first set's blend)
+    assert!(inbox.submit_received(ProtectionSet::new().with(sheet("lid", 0.2, 0.5)), 40, 3));
+    for _ in 0..200 {
+        f.filter(&up, &Vector3::zeros(), 0.002);
+    }
+    assert_eq!((inbox.loaded(), inbox.in_force()), (2, 40));
+}
+
+#[test]
 fn no_motion_without_protections_and_no_load_over_the_tool() {
     let mut f = ProtectionFilter::new(config(), None).unwrap();
     let p = Point3::new(0.0, 0.0, 0.0005);
