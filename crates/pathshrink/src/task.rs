@@ -1,11 +1,14 @@
 //! The two tasks of Fig. 4 run end to end in the puzzle scene: the scripted operator's
 //! demonstration ([`demonstrate`]), then the program ([`crate::program::shrink_program`]), a
-//! table ([`table`]) and plots like Fig. 4 ([`plot`]).
+//! table ([`table`]) and plots like Fig. 4 (`plot`, with the `plots` feature).
 
+#[cfg(feature = "plots")]
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+#[cfg(feature = "plots")]
 use rpq_plot::Figure;
+#[cfg(feature = "plots")]
 use rpq_proximity::QueryWorkspace;
 use rpq_scene::spec::LoadedScene;
 
@@ -15,7 +18,9 @@ use crate::error::PathShrinkError;
 use crate::geometry::{Pose, Wrench};
 use crate::operator::{ScriptedOperator, Task};
 use crate::path::WorkpiecePath;
-use crate::program::{Outcome, PathStats};
+#[cfg(feature = "plots")]
+use crate::program::Outcome;
+use crate::program::PathStats;
 use crate::robot::JointProgram;
 use crate::sim::SimParams;
 
@@ -139,7 +144,8 @@ pub fn table(task: Task, s: &PathStats, program: Option<&JointProgram>) -> Strin
 
 /// Writes the plots of a program into `dir` (SVG and PNG): top view, side view and the
 /// clearance profile, as `<name>_top`, `<name>_side`, `<name>_clearance`. Returns the written
-/// files.
+/// files. Needs the `plots` feature.
+#[cfg(feature = "plots")]
 pub fn plot(
     name: &str,
     env: &Environment,

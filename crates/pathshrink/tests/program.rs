@@ -43,7 +43,7 @@ fn the_committed_puzzle_files_are_what_the_generator_makes() {
             .unwrap_or_else(|e| panic!("{}: {e} (run ps_puzzle_gen --out-dir .)", rel.display()));
         assert!(
             on_disk == bytes,
-            "{} differs from the generator's output: run `cargo run -p rpq_pathshrink --bin \
+            "{} differs from the generator's output: run `cargo run -p rpq_pathshrink --features tools --bin \
              ps_puzzle_gen -- --out-dir .`",
             rel.display()
         );

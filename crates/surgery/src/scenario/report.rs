@@ -4,7 +4,9 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+#[cfg(feature = "plots")]
 use nalgebra::Point2;
+#[cfg(feature = "plots")]
 use rpq_plot::Figure;
 
 use super::{Report, ScenarioConfig};
@@ -102,8 +104,8 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> SurgeryError + '_ {
 }
 
 /// Writes `summary.txt`, `trajectory.csv`, `path.{svg,png}` and `distance.{svg,png}` into
-/// `dir` (created); returns the files written. Plots need a font (see `rpq_plot`); without
-/// one they are skipped and the returned message says so.
+/// `dir` (created); returns the files written. Plots need the `plots` feature and a font (see
+/// `rpq_plot`); without either they are skipped and the returned message says so.
 pub fn write(
     dir: &Path,
     cfg: &ScenarioConfig,
@@ -139,7 +141,20 @@ pub fn write(
     }
     std::fs::write(&csv, text).map_err(io(&csv))?;
     files.push(csv);
+    let note = plots(dir, r, &mut files);
+    Ok((files, note))
+}
 
+/// Without the `plots` feature: no plot files, and a note that says why.
+#[cfg(not(feature = "plots"))]
+fn plots(_dir: &Path, _r: &Report, _files: &mut Vec<PathBuf>) -> Option<String> {
+    Some("plots skipped: rpq_surgery was built without its `plots` feature".to_string())
+}
+
+/// `path.{svg,png}` and `distance.{svg,png}` into `dir`, appended to `files`; `Some(why)` when
+/// they could not be drawn.
+#[cfg(feature = "plots")]
+fn plots(dir: &Path, r: &Report, files: &mut Vec<PathBuf>) -> Option<String> {
     let g = &r.geometry;
     let closed = |pts: &[Point2<f64>]| -> Vec<(f64, f64)> {
         pts.iter()
@@ -197,13 +212,12 @@ pub fn write(
         .size(1000, 500)
         .save(dir.join("distance"))
     });
-    let note = match plots {
+    match plots {
         Ok((svg, png)) => {
             files.push(svg);
             files.push(png);
             None
         }
         Err(e) => Some(format!("plots skipped: {e}")),
-    };
-    Ok((files, note))
+    }
 }
