@@ -105,6 +105,10 @@ fn mesh(v: &Value) -> (Vec<[f64; 3]>, Vec<u32>) {
     (vs, ts)
 }
 
+/// The node's `joint_state_timeout` in this test: how long it draws a joint state after the
+/// last one arrived.
+const JOINT_STATE_TIMEOUT: Duration = Duration::from_millis(500);
+
 /// The `~/markers` array the node publishes while rclpy publishes the RX60's joints `q`: the
 /// last of three arrays received (none stems from an earlier call's state: each call waits,
 /// before it returns, until the node no longer draws its state).
@@ -152,11 +156,11 @@ fn markers_for(env: &TestEnv, q: &[f64]) -> Vec<Value> {
     out.assert_ok("rclpy echo of ~/markers");
     assert!(publisher.is_running(), "{}", publisher.output().join("\n"));
     publisher.stop(Duration::from_secs(5));
-    // The node keeps drawing the last joint state it got for `joint_state_timeout` (0.5 s, set
-    // where the test starts it), then draws nothing until a new one arrives. Waiting past
-    // that here keeps the next call's echo from taking markers of this state (its rclpy echo
-    // can start before its publisher's first state reaches the node; seen once in a CI run).
-    std::thread::sleep(Duration::from_millis(1200));
+    // The node keeps drawing the last joint state it got for `joint_state_timeout`, then draws
+    // nothing until a new one arrives. Waiting past that here keeps the next call's echo from
+    // taking markers of this state (its rclpy echo can start before its publisher's first
+    // state reaches the node; seen once in a CI run).
+    std::thread::sleep(JOINT_STATE_TIMEOUT * 2 + Duration::from_millis(200));
     let last = out.records_of("message").pop().expect("a marker array");
     seq(&last["data"]["markers"]).clone()
 }
@@ -180,7 +184,10 @@ fn rclpy_generates_protections_and_reads_meshes_and_markers() {
         .arg("-p")
         .arg("marker_rate:=20.0")
         .arg("-p")
-        .arg("joint_state_timeout:=0.5")
+        .arg(format!(
+            "joint_state_timeout:={}",
+            JOINT_STATE_TIMEOUT.as_secs_f64()
+        ))
         .arg("-p")
         .arg("patient.source:=file")
         .arg("-p")

@@ -15,10 +15,11 @@ use rpq_scene::{Body, QueryOptions, Scenario, SimpleObject};
 /// (hand and wrist meshes, 1,000-1,700 triangles each) on shelves on both sides of the row,
 /// `--shelf` from its axis: at the default 0.5 m within the arms' reach (the wrist centre
 /// reaches 0.6 m from the axis of joint 1), so some configurations touch a part and pairs reach
-/// the mesh tests; at 0.95 m (the default before 2026-11-27) no link box ever meets a part's. Random grid configurations of every arm; the full collision check
-/// and the full minimum distance over all bodies, timed with the broadphase (sweep and prune
-/// over object boxes; gap-sorted object pairs) and without it (every object pair through its
-/// L1 box). Prints the table and checks that both give the same answers.
+/// the mesh tests; at 0.95 m (the default before 2026-11-27) no link box ever meets a part's.
+/// Random grid configurations of every arm; the full collision check and the full minimum
+/// distance over all bodies, timed with the broadphase (sweep and prune over object boxes;
+/// gap-sorted object pairs) and without it (every object pair through its L1 box). Prints the
+/// table and checks that both give the same answers.
 #[derive(Parser, Debug)]
 #[command(version)]
 struct Args {

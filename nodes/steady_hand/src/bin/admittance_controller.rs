@@ -286,8 +286,8 @@ async fn run(start: NodeStart) -> Result<(), Box<dyn Error>> {
         }
     );
 
-    // `Ok` on SIGINT/SIGTERM, `Err` on a fatal error; either way the robot is stopped below
     let mut protection_msgs_received: u64 = 0;
+    // `Ok` on SIGINT/SIGTERM, `Err` on a fatal error; either way the robot is stopped below
     let result: Result<(), Box<dyn Error>> = loop {
         let mut force_status = false;
         let mut transition = None;
