@@ -14,7 +14,7 @@
 //!    non-zero command arrives here at most the timeout plus a 20 ms delivery allowance after the
 //!    kill (the count is bounded by the command rate measured before the kill over that time:
 //!    the controller publishes on every wrench and on every tick without a recent command, about
-//!    1,300 commands/s here; before, 100 commands at 500 Hz in 0.2 s); robot_sim
+//!    1,200 commands/s here; before, 100 commands at 500 Hz in 0.2 s); robot_sim
 //!    is started again while the user keeps pushing: no non-zero command for 1 s (before, the
 //!    controller resumed 142 ms after the driver came back); the user lets go (hands off for
 //!    longer than `safety.rearm_hold`), pushes again: the robot moves;
