@@ -165,41 +165,47 @@ impl Record {
         self.commands
             .iter()
             .rev()
-            .filter(|(a, c)| *a <= t + 0.01 && c.iter().any(|x| *x != 0.0))
+            .filter(|(a, c)| *a <= t + 0.01 && moving(c))
             .map(|(_, c)| c[0])
             .next()
             .expect("a non-zero command")
     }
 
-    fn nonzero_commands_after(&self, t: f64) -> usize {
+    /// Arrival times of the non-zero commands that arrived after `t`.
+    fn nonzero_arrivals_after(&self, t: f64) -> impl Iterator<Item = f64> + '_ {
         self.commands
             .iter()
-            .filter(|(a, c)| *a > t && c.iter().any(|x| *x != 0.0))
-            .count()
+            .filter(move |(a, c)| *a > t && moving(c))
+            .map(|(a, _)| *a)
+    }
+
+    fn nonzero_commands_after(&self, t: f64) -> usize {
+        self.nonzero_arrivals_after(t).count()
     }
 
     /// What the controller sent after the driver died at `t`: the non-zero commands that
     /// arrived after `t`, the arrival of the last one [s after `t`], and the command rate [Hz]
     /// over the `window` seconds before `t`.
     fn after_death(&self, t: f64, window: f64) -> AfterDeath {
-        let nonzero = |c: &[f64]| c.iter().any(|x| *x != 0.0);
-        let last = self
-            .commands
-            .iter()
-            .filter(|(a, c)| *a > t && nonzero(c))
-            .map(|(a, _)| a - t)
-            .fold(0.0, f64::max);
+        let (count, last) = self
+            .nonzero_arrivals_after(t)
+            .fold((0, 0.0), |(n, last), a| (n + 1, f64::max(last, a - t)));
         let before = self
             .commands
             .iter()
             .filter(|(a, _)| *a > t - window && *a <= t)
             .count();
         AfterDeath {
-            count: self.nonzero_commands_after(t),
+            count,
             last,
             rate: before as f64 / window,
         }
     }
+}
+
+/// Whether a velocity command moves the robot.
+fn moving(command: &[f64]) -> bool {
+    command.iter().any(|x| *x != 0.0)
 }
 
 /// The controller's commands after robot_sim died (see [`Record::after_death`]).
@@ -451,7 +457,7 @@ fn the_robot_stops_by_itself_when_its_commander_or_driver_dies() {
             .unwrap()
             .commands
             .iter()
-            .find(|(a, c)| *a > enabled && c.iter().any(|x| *x != 0.0))
+            .find(|(a, c)| *a > enabled && moving(c))
             .map(|(a, _)| a - enabled);
         set(0.0);
         let log = ctl.node.output().join("\n");
